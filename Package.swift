@@ -1,0 +1,209 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every StoreGate target shares: Swift 6 language mode with strict concurrency.
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "StoreGate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StoreGateCore", targets: ["StoreGateCore"]),
+        .library(name: "StoreGateReceipt", targets: ["StoreGateReceipt"]),
+        .library(name: "StoreGateSignedData", targets: ["StoreGateSignedData"]),
+        .library(name: "StoreGateAppStoreClient", targets: ["StoreGateAppStoreClient"]),
+        .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
+        .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
+        .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
+        .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
+        .library(name: "StoreGateTestSupport", targets: ["StoreGateTestSupport"]),
+        .executable(name: "storegate", targets: ["StoreGateCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Vendors SQLite's C sources, so the embedded default store needs no system package.
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .target(
+            name: "StoreGateCore",
+            dependencies: [
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateReceipt",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateSignedData",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateAppStoreClient",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateLedger",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateLedgerSQLite",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateLedgerPostgres",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateServer",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                "StoreGateAppStoreClient",
+                "StoreGateLedger",
+                "StoreGateLedgerSQLite",
+                "StoreGateLedgerPostgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateTestSupport",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                "StoreGateAppStoreClient",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "StoreGateCLI",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                "StoreGateAppStoreClient",
+                "StoreGateLedger",
+                "StoreGateLedgerSQLite",
+                "StoreGateLedgerPostgres",
+                "StoreGateServer",
+                "StoreGateTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateReceiptTests",
+            dependencies: [
+                "StoreGateCore", "StoreGateReceipt", "StoreGateTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateSignedDataTests",
+            dependencies: [
+                "StoreGateCore", "StoreGateSignedData", "StoreGateTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateAppStoreClientTests",
+            dependencies: ["StoreGateCore", "StoreGateAppStoreClient", "StoreGateTestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateLedgerTests",
+            dependencies: [
+                "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
+                "StoreGateTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateServerTests",
+            dependencies: [
+                "StoreGateServer", "StoreGateTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateCLITests",
+            dependencies: ["StoreGateCLI", "StoreGateTestSupport"],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

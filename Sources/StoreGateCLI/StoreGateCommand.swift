@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct StoreGateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "storegate")
+}

@@ -1,0 +1,228 @@
+@_spi(FixedExpiryValidationTime) import X509
+import Foundation
+import SwiftASN1
+import Synchronization
+
+/// Validates the certificate chains of Apple's proofs with swift-certificates' `Verifier`,
+/// and remembers what it validated.
+///
+/// A chain is valid when it ends in the pinned Apple root of the proof's ``ChainPolicy`` (or
+/// an enabled opt-in anchor), every certificate is valid at the time the proof was signed
+/// (RFC 5280 rules, checked at that fixed time), the leaf carries Apple's receipt-signing
+/// marker and the intermediate Apple's WWDR marker.
+///
+/// Results are cached by ``ChainCacheKey`` together with the span in which every
+/// certificate is valid: a later proof from the same certificates, signed inside that span,
+/// skips parsing and validation and pays only for its own signature check. Only successful
+/// validations are cached, and the cache holds at most `cacheCapacity` chains.
+public final class CertificateChainVerifier: Sendable {
+    /// The anchors this verifier trusts.
+    public let trustStore: TrustStore
+    private let cache: Mutex<Cache>
+    private let optInCertificates: [Certificate]
+
+    /// Creates a verifier.
+    ///
+    /// - Parameters:
+    ///   - trustStore: Apple roots supplied as files and opt-in anchors.
+    ///   - cacheCapacity: How many validated chains to remember.
+    public init(trustStore: TrustStore = TrustStore(), cacheCapacity: Int = 1024) {
+        self.trustStore = trustStore
+        self.optInCertificates = trustStore.optInAnchors.map(\.certificate)
+        self.cache = Mutex(Cache(capacity: max(1, cacheCapacity)))
+    }
+
+    /// How many chains are cached.
+    public var cachedChainCount: Int { cache.withLock { $0.entries.count } }
+
+    /// Forgets every cached chain.
+    public func clearCache() {
+        cache.withLock { $0 = Cache(capacity: $0.capacity) }
+    }
+
+    /// The cached result for these certificates, when there is one valid at `time`.
+    public func cachedSigner(for key: ChainCacheKey, at time: Date) -> ValidatedSigner? {
+        guard let signer = cache.withLock({ $0.entries[key] }), signer.isValid(at: time) else { return nil }
+        return signer
+    }
+
+    /// Validates a chain at `time` under `policy`, caching the result under `cacheKey`.
+    ///
+    /// - Throws: ``ChainError`` naming what failed.
+    public func validate(
+        _ candidate: CandidateChain,
+        at time: Date,
+        policy: ChainPolicy,
+        cacheKey: ChainCacheKey?
+    ) async throws(ChainError) -> ValidatedSigner {
+        let certificates = candidate.certificates
+        guard !certificates.isEmpty else {
+            throw ChainError(.noCertificates, reason: "the proof carries no certificates")
+        }
+        guard certificates.indices.contains(candidate.leafIndex) else {
+            throw ChainError(.invalidChain, reason: "signer index out of range")
+        }
+        if candidate.mustBeOrdered {
+            try Self.checkOrder(certificates)
+        }
+        let leaf = certificates[candidate.leafIndex]
+
+        // Roots: embedded certificates matching the pin, Apple roots from files, opt-in anchors.
+        // Nothing else the proof carries is trusted as a root.
+        var roots = certificates.filter { $0.fingerprint == policy.pinnedRoot }.map(\.certificate)
+        roots += trustStore.appleRoots.filter { $0.fingerprint == policy.pinnedRoot }.map(\.certificate)
+        roots += optInCertificates
+        guard !roots.isEmpty else {
+            throw ChainError(.untrustedRoot, reason: "no certificate matches the pinned \(policy.name) root and no opt-in anchor is enabled")
+        }
+
+        var intermediates: [Certificate] = []
+        for (index, certificate) in certificates.enumerated() where index != candidate.leafIndex {
+            intermediates.append(certificate.certificate)
+        }
+
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerPolicy(policy: policy, optInAnchors: Set(optInCertificates))
+        }
+        let result = await verifier.validate(leaf: leaf.certificate, intermediates: CertificateStore(intermediates))
+        let validated: [Certificate]
+        switch result {
+        case .validCertificate(let chain):
+            validated = Array(chain)
+        case .couldNotValidate:
+            throw Self.diagnose(leaf: leaf.certificate, others: intermediates, roots: roots, at: time, policy: policy, optIn: optInCertificates)
+        }
+
+        if candidate.mustBeOrdered, validated != certificates.map(\.certificate) {
+            throw ChainError(.wrongOrder, reason: "the validated chain differs from the certificates as listed")
+        }
+        let lookup = Dictionary(certificates.map { ($0.certificate, $0.fingerprint) }, uniquingKeysWith: { first, _ in first })
+        let appleRootLookup = Dictionary(trustStore.appleRoots.map { ($0.certificate, $0.fingerprint) }, uniquingKeysWith: { first, _ in first })
+        let optInLookup = Dictionary(trustStore.optInAnchors.map { ($0.certificate, $0.fingerprint) }, uniquingKeysWith: { first, _ in first })
+        var fingerprints: [Fingerprint] = []
+        for certificate in validated {
+            guard let fingerprint = lookup[certificate] ?? appleRootLookup[certificate] ?? optInLookup[certificate] else {
+                throw ChainError(.invalidChain, reason: "validated chain holds an unknown certificate")
+            }
+            fingerprints.append(fingerprint)
+        }
+        guard let rootFingerprint = fingerprints.last else {
+            throw ChainError(.noCertificates, reason: "empty validated chain")
+        }
+        let anchor: ValidatedSigner.Anchor = rootFingerprint == policy.pinnedRoot ? .apple : .optIn
+        let signer = try ValidatedSigner(chain: validated, fingerprints: fingerprints, anchor: anchor)
+        if let cacheKey {
+            cache.withLock { $0.insert(signer, for: cacheKey) }
+        }
+        return signer
+    }
+
+    /// Checks that each listed certificate is issued by the next one.
+    private static func checkOrder(_ certificates: [CandidateCertificate]) throws(ChainError) {
+        for index in certificates.indices.dropLast() {
+            let issuerName = certificates[index].certificate.issuer
+            let next = certificates[index + 1].certificate
+            if issuerName != next.subject {
+                throw ChainError(.wrongOrder, reason: "certificate \(index) is not issued by certificate \(index + 1)")
+            }
+        }
+        if let last = certificates.last?.certificate, certificates.count > 1, last.issuer != last.subject {
+            throw ChainError(.wrongOrder, reason: "the last certificate is not a self-signed root")
+        }
+    }
+
+    /// Names the reason a chain failed, after `Verifier` refused it.
+    private static func diagnose(
+        leaf: Certificate,
+        others: [Certificate],
+        roots: [Certificate],
+        at time: Date,
+        policy: ChainPolicy,
+        optIn: [Certificate]
+    ) -> ChainError {
+        // Walk issuer links from the leaf, preferring roots, the way chain building does.
+        var path = [leaf]
+        var current = leaf
+        while !roots.contains(current), path.count < 8 {
+            let issuerName = current.issuer
+            let candidates = roots.filter { $0.subject == issuerName } + others.filter { $0.subject == issuerName }
+            guard let next = candidates.first(where: { !path.contains($0) }) else { break }
+            path.append(next)
+            current = next
+        }
+        guard let top = path.last, roots.contains(top) else {
+            return ChainError(.untrustedRoot, reason: "the chain does not end in the pinned \(policy.name) root or an opt-in anchor")
+        }
+        for (index, certificate) in path.enumerated() where time < certificate.notValidBefore || time > certificate.notValidAfter {
+            let role = index == 0 ? "leaf" : (index == path.count - 1 ? "root" : "intermediate")
+            return ChainError(.notValidAtSigningTime, reason: "the \(role) certificate is not valid at the signing time")
+        }
+        if path.count == 1 {
+            return ChainError(.untrustedRoot, reason: "a lone certificate is trusted only as an opt-in anchor")
+        }
+        guard path.count == 3 else {
+            return ChainError(.wrongLength, reason: "the chain has \(path.count) certificates; Apple's have 3")
+        }
+        if path[0].extensions[oid: policy.leafMarker] == nil {
+            return ChainError(.leafMarkerMissing, reason: "the leaf lacks Apple's receipt-signing marker \(policy.leafMarker)")
+        }
+        if path[1].extensions[oid: policy.intermediateMarker] == nil {
+            return ChainError(.intermediateMarkerMissing, reason: "the intermediate lacks Apple's WWDR marker \(policy.intermediateMarker)")
+        }
+        return ChainError(.invalidChain, reason: "a certificate signature, key usage or constraint is not valid")
+    }
+
+    /// The bounded result cache: first in, first out.
+    private struct Cache: ~Copyable {
+        let capacity: Int
+        var entries: [ChainCacheKey: ValidatedSigner] = [:]
+        var order: [ChainCacheKey] = []
+
+        init(capacity: Int) {
+            self.capacity = capacity
+        }
+
+        mutating func insert(_ signer: ValidatedSigner, for key: ChainCacheKey) {
+            if entries.updateValue(signer, forKey: key) == nil {
+                order.append(key)
+                if order.count > capacity {
+                    entries.removeValue(forKey: order.removeFirst())
+                }
+            }
+        }
+    }
+}
+
+/// Apple's marker OIDs and chain shape, as a `VerifierPolicy`.
+///
+/// A chain is the leaf alone only when the leaf is itself an opt-in anchor (Xcode's
+/// self-signed StoreKit Testing certificate); otherwise it is exactly leaf → intermediate →
+/// root, the leaf carrying the policy's leaf marker and the intermediate its intermediate
+/// marker.
+struct AppleMarkerPolicy: VerifierPolicy {
+    /// Xcode's StoreKit Testing certificate marks its extended key usage critical; this policy
+    /// accepts that extension (it does not restrict key usage further).
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.extendedKeyUsage]
+    let policy: ChainPolicy
+    let optInAnchors: Set<Certificate>
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
+        let certificates = Array(chain)
+        if certificates.count == 1 {
+            return optInAnchors.contains(certificates[0])
+                ? .meetsPolicy
+                : .failsToMeetPolicy(reason: "a lone certificate is trusted only as an opt-in anchor")
+        }
+        guard certificates.count == 3 else {
+            return .failsToMeetPolicy(reason: "Apple's chains have three certificates")
+        }
+        guard certificates[0].extensions[oid: policy.leafMarker] != nil else {
+            return .failsToMeetPolicy(reason: "leaf lacks the receipt-signing marker")
+        }
+        guard certificates[1].extensions[oid: policy.intermediateMarker] != nil else {
+            return .failsToMeetPolicy(reason: "intermediate lacks the WWDR marker")
+        }
+        return .meetsPolicy
+    }
+}

@@ -1,0 +1,19 @@
+/// The steps of verifying a proof, in the order they run. Every error names its step.
+public enum VerificationStep: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    /// Reading the input: size limit, base64, the outer encoding.
+    case input
+    /// The container: PKCS#7 SignedData, or the JWS header and parts.
+    case structure
+    /// Finding the signing certificate among the embedded ones.
+    case signer
+    /// The cryptographic signature over the content.
+    case signature
+    /// The certificate chain to a pinned Apple root or an opt-in anchor.
+    case chain
+    /// Decoding the signed content: receipt attributes, JSON payload.
+    case payload
+    /// The caller's expectations: bundle id, version, environment, device, product.
+    case expectations
+
+    public var description: String { rawValue }
+}
