@@ -1,6 +1,17 @@
 import ArgumentParser
 
+/// `storegate`: verify App Store proofs of purchase, inspect them, serve the HTTP API.
 @main
 struct StoreGateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "storegate")
+    static let configuration = CommandConfiguration(
+        commandName: "storegate",
+        abstract: "Decide whether an Apple In-App Purchase is real, and remember what each customer owns.",
+        subcommands: [
+            InspectCommand.self,
+            VerifyCommand.self,
+            ServeCommand.self,
+            BenchCommand.self,
+            AppStoreCommand.self,
+        ]
+    )
 }

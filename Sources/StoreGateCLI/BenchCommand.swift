@@ -1,0 +1,28 @@
+import ArgumentParser
+
+/// `storegate bench [SUITE…]`: measure StoreGate on this machine (use a release build).
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark verification and the ledger (build with -c release first).",
+        discussion: "Suites: receipt, jws, ledger. Without arguments: receipt and jws."
+    )
+
+    @Argument(help: "Suites to run: receipt, jws, ledger.")
+    var suites: [String] = []
+
+    @Option(help: "Iterations per measurement.")
+    var iterations: Int = 2000
+
+    func run() async throws {
+        let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
+        for suite in chosen {
+            switch suite {
+            case "receipt", "receipts": try await ReceiptBenchmark.run(iterations: iterations)
+            case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
+            case "ledger": try await LedgerBenchmark.run(iterations: iterations)
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger)")
+            }
+        }
+    }
+}
