@@ -40,6 +40,12 @@ public final class CertificateChainVerifier: Sendable {
         cache.withLock { $0 = Cache(capacity: $0.capacity) }
     }
 
+    /// The cached result for these certificates, whatever the time; check
+    /// ``ValidatedSigner/isValid(at:)`` before trusting it at a given time.
+    public func cachedSigner(for key: ChainCacheKey) -> ValidatedSigner? {
+        cache.withLock { $0.entries[key] }
+    }
+
     /// The cached result for these certificates, when there is one valid at `time`.
     public func cachedSigner(for key: ChainCacheKey, at time: Date) -> ValidatedSigner? {
         guard let signer = cache.withLock({ $0.entries[key] }), signer.isValid(at: time) else { return nil }

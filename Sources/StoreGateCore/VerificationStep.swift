@@ -8,10 +8,11 @@ public enum VerificationStep: String, Hashable, Sendable, Codable, CaseIterable,
     case signer
     /// The cryptographic signature over the content.
     case signature
-    /// The certificate chain to a pinned Apple root or an opt-in anchor.
-    case chain
-    /// Decoding the signed content: receipt attributes, JSON payload.
+    /// Decoding the signed content: receipt attributes, JSON payload (it names the signing
+    /// time the chain is checked at, so it runs before the chain, after the signature).
     case payload
+    /// The certificate chain to a pinned Apple root or an opt-in anchor, at the signing time.
+    case chain
     /// The caller's expectations: bundle id, version, environment, device, product.
     case expectations
 
