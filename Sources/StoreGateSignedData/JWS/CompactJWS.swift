@@ -1,0 +1,89 @@
+import StoreGateCore
+
+/// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not verified:
+///
+/// ```
+/// BASE64URL(header) '.' BASE64URL(payload) '.' BASE64URL(signature)
+/// ```
+///
+/// Splitting is byte-wise: exactly two dots, each part strict unpadded base64url, the header a
+/// JSON object naming `ES256` and carrying `x5c`. Nothing is trusted until
+/// ``SignedDataVerifier`` has checked the chain and the signature over ``signingInput``.
+public struct CompactJWS: Sendable {
+    /// The serialization exactly as received.
+    public let bytes: [UInt8]
+    /// The decoded protected header.
+    public let header: JWSHeader
+    /// The decoded payload bytes (JSON for every Apple payload).
+    public let payload: [UInt8]
+    /// The decoded signature bytes (64 for a raw ES256 `r‖s`).
+    public let signature: [UInt8]
+    /// Where the payload's base64url ends: the signing input is `bytes[..<signingInputEnd]`.
+    private let signingInputEnd: Int
+
+    /// The bytes the signature covers: `BASE64URL(header) '.' BASE64URL(payload)`.
+    public var signingInput: ArraySlice<UInt8> { bytes[..<signingInputEnd] }
+
+    /// Splits and decodes a compact JWS.
+    ///
+    /// - Parameters:
+    ///   - bytes: The serialization, without surrounding whitespace.
+    ///   - limits: ``Limits/maxJWSBytes`` bounds the input.
+    /// - Throws: ``SignedDataError`` in the `input` or `structure` step.
+    public init(bytes: [UInt8], limits: Limits = .default) throws(SignedDataError) {
+        guard !bytes.isEmpty else {
+            throw SignedDataError(.input, .empty, reason: "the JWS is empty")
+        }
+        guard bytes.count <= limits.maxJWSBytes else {
+            throw SignedDataError(.input, .oversized, reason: "\(bytes.count) bytes is over the \(limits.maxJWSBytes)-byte JWS limit")
+        }
+        var first = -1
+        var second = -1
+        var dots = 0
+        bytes.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices where buffer[index] == UInt8(ascii: ".") {
+                dots += 1
+                if dots == 1 { first = index } else if dots == 2 { second = index }
+            }
+        }
+        guard dots == 2 else {
+            throw SignedDataError(.structure, .malformedCompactSerialization, reason: "a compact JWS has 3 dot-separated parts, this has \(dots + 1)")
+        }
+        guard first > 0 else {
+            throw SignedDataError(.structure, .malformedCompactSerialization, field: "header", reason: "the header part is empty")
+        }
+        // The header first, so `alg: none` (with its empty signature) is named as what it is.
+        guard let headerJSON = Base64URL.decode(bytes[..<first]) else {
+            throw SignedDataError(.structure, .invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
+        }
+        self.header = try JWSHeader(json: headerJSON)
+        guard second > first + 1 else {
+            throw SignedDataError(.structure, .malformedCompactSerialization, field: "payload", reason: "the payload part is empty")
+        }
+        guard second < bytes.count - 1 else {
+            throw SignedDataError(.structure, .malformedCompactSerialization, field: "signature", reason: "the signature part is empty")
+        }
+        guard let payload = Base64URL.decode(bytes[(first + 1)..<second]) else {
+            throw SignedDataError(.structure, .invalidBase64URL, field: "payload", reason: "the payload is not unpadded base64url")
+        }
+        guard let signature = Base64URL.decode(bytes[(second + 1)...]) else {
+            throw SignedDataError(.structure, .invalidBase64URL, field: "signature", reason: "the signature is not unpadded base64url")
+        }
+        self.bytes = bytes
+        self.payload = payload
+        self.signature = signature
+        self.signingInputEnd = second
+    }
+
+    /// Splits and decodes a compact JWS given as a string.
+    public init(_ string: some StringProtocol, limits: Limits = .default) throws(SignedDataError) {
+        try self.init(bytes: Array(string.utf8), limits: limits)
+    }
+
+    /// Reads the payload as a JSON object.
+    ///
+    /// - Throws: ``SignedDataError/Code/malformedJSON`` in the `payload` step.
+    func payloadObject() throws(SignedDataError) -> JSONObject {
+        try JSONReader.readObject(payload, step: .payload, code: .malformedJSON, field: "payload")
+    }
+}

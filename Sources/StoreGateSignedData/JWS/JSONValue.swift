@@ -1,0 +1,151 @@
+import Foundation
+import StoreGateCore
+
+/// A JSON value read from untrusted bytes by ``JSONReader``.
+///
+/// Numbers keep whether they were written as integers: Apple's identifiers (`appAppleId`,
+/// `price`) must be exact integers, while dates may carry fractional milliseconds (Xcode).
+enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    /// A number with a fraction or an exponent, or an integer too large for `Int64`.
+    case fraction(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// The name of the JSON type, for error messages.
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .integer, .fraction: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+}
+
+/// A JSON object: its members in document order, every name unique (``JSONReader`` refuses
+/// duplicate names, the classic `{"alg":"ES256","alg":"none"}` trick).
+struct JSONObject: Sendable, Hashable {
+    var members: [(key: String, value: JSONValue)]
+
+    init(members: [(key: String, value: JSONValue)]) {
+        self.members = members
+    }
+
+    /// The value of the member named `key`, if present.
+    subscript(key: String) -> JSONValue? {
+        for member in members where member.key == key {
+            return member.value
+        }
+        return nil
+    }
+
+    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(members.count)
+        for member in members {
+            hasher.combine(member.key)
+            hasher.combine(member.value)
+        }
+    }
+}
+
+/// Typed access to a member's value, throwing a payload error that names the member.
+///
+/// JSON `null` reads as absent, like a missing member.
+extension JSONValue {
+    private func wrongType(_ field: String, expected: String) -> SignedDataError {
+        SignedDataError(.payload, .invalidField, field: field, reason: "expected \(expected), found \(typeName)")
+    }
+
+    func string(_ field: String) throws(SignedDataError) -> String? {
+        switch self {
+        case .null: return nil
+        case .string(let value): return value
+        default: throw wrongType(field, expected: "a string")
+        }
+    }
+
+    func bool(_ field: String) throws(SignedDataError) -> Bool? {
+        switch self {
+        case .null: return nil
+        case .bool(let value): return value
+        default: throw wrongType(field, expected: "a boolean")
+        }
+    }
+
+    func int64(_ field: String) throws(SignedDataError) -> Int64? {
+        switch self {
+        case .null: return nil
+        case .integer(let value): return value
+        case .fraction: throw SignedDataError(.payload, .invalidField, field: field, reason: "expected an integer that fits 64 bits")
+        default: throw wrongType(field, expected: "an integer")
+        }
+    }
+
+    func int(_ field: String) throws(SignedDataError) -> Int? {
+        guard let value = try int64(field) else { return nil }
+        guard let narrow = Int(exactly: value) else {
+            throw SignedDataError(.payload, .invalidField, field: field, reason: "integer out of range")
+        }
+        return narrow
+    }
+
+    /// Apple's timestamps: milliseconds since 1970, possibly fractional (Xcode) or negative
+    /// (Xcode's year-1 `originalPurchaseDate`).
+    func date(_ field: String) throws(SignedDataError) -> Date? {
+        switch self {
+        case .null: return nil
+        case .integer(let milliseconds): return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        case .fraction(let milliseconds):
+            guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+                throw SignedDataError(.payload, .invalidField, field: field, reason: "timestamp out of range")
+            }
+            return Date(timeIntervalSince1970: milliseconds / 1000)
+        default: throw wrongType(field, expected: "milliseconds since 1970")
+        }
+    }
+
+    /// A UUID written as a string; an empty string reads as absent.
+    func uuid(_ field: String) throws(SignedDataError) -> UUID? {
+        guard let text = try string(field), !text.isEmpty else { return nil }
+        guard let value = UUID(uuidString: text) else {
+            throw SignedDataError(.payload, .invalidField, field: field, reason: "not a UUID")
+        }
+        return value
+    }
+
+    func stringArray(_ field: String) throws(SignedDataError) -> [String]? {
+        switch self {
+        case .null: return nil
+        case .array(let elements):
+            var strings: [String] = []
+            strings.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .string(let value) = element else {
+                    throw SignedDataError(.payload, .invalidField, field: field, reason: "expected an array of strings")
+                }
+                strings.append(value)
+            }
+            return strings
+        default: throw wrongType(field, expected: "an array of strings")
+        }
+    }
+
+    func object(_ field: String) throws(SignedDataError) -> JSONObject? {
+        switch self {
+        case .null: return nil
+        case .object(let value): return value
+        default: throw wrongType(field, expected: "an object")
+        }
+    }
+}

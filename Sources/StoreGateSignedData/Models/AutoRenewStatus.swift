@@ -1,0 +1,16 @@
+/// Whether an auto-renewable subscription will renew.
+///
+/// Apple's `autoRenewStatus`. Unknown values are kept as their raw value, never dropped.
+public struct AutoRenewStatus: AppleEnumeration {
+    public let rawValue: Int
+
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+
+    /// Automatic renewal is off.
+    public static let off = AutoRenewStatus(rawValue: 0)
+
+    /// Automatic renewal is on.
+    public static let on = AutoRenewStatus(rawValue: 1)
+}

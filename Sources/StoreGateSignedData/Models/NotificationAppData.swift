@@ -1,0 +1,39 @@
+import Foundation
+import StoreGateCore
+
+/// The `appData` of an app-level notification (Apple's `AppData`), with the signed app
+/// transaction it is about.
+public struct NotificationAppData: Sendable, Hashable, Encodable {
+    /// The App Store's identifier of the app.
+    public var appAppleId: Int64?
+    /// The app's bundle identifier.
+    public var bundleId: String?
+    /// The server environment.
+    public var environment: Environment?
+    /// The app transaction, as a signed JWS.
+    public var signedAppTransactionInfo: String?
+
+    /// Creates an empty value; every member absent.
+    public init() {}
+
+    init(object: JSONObject, path: String) throws(SignedDataError) {
+        for (key, value) in object.members {
+            let field = path + key
+            switch key {
+            case "appAppleId": appAppleId = try value.int64(field)
+            case "bundleId": bundleId = try value.string(field)
+            case "environment": environment = try value.enumeration(field)
+            case "signedAppTransactionInfo": signedAppTransactionInfo = try value.string(field)
+            default: continue
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: MemberKey.self)
+        try container.encodeIfPresent(appAppleId, forKey: "appAppleId")
+        try container.encodeIfPresent(bundleId, forKey: "bundleId")
+        try container.encodeIfPresent(environment, forKey: "environment")
+        try container.encodeIfPresent(signedAppTransactionInfo, forKey: "signedAppTransactionInfo")
+    }
+}

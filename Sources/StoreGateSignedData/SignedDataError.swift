@@ -1,0 +1,174 @@
+import StoreGateCore
+
+/// Why a StoreKit 2 signed payload (a compact JWS) was refused.
+///
+/// Shaped like swift-certificates' `CertificateError`: equal by ``code``; ``step`` names where
+/// verification stopped, ``field`` the JSON member or JWS part at fault, ``reason`` explains it
+/// to people and is never compared. Chain failures keep the ``ChainError/Code`` of
+/// ``CertificateChainVerifier`` inside ``Code/chain(_:)``.
+public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The machine-readable failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Backing: Hashable, Sendable {
+            case empty
+            case oversized
+            case malformedCompactSerialization
+            case invalidBase64URL
+            case malformedHeader
+            case unsupportedAlgorithm
+            case unsupportedHeaderParameter
+            case missingCertificates
+            case wrongCertificateCount
+            case malformedJSON
+            case missingField
+            case invalidField
+            case chain(ChainError.Code)
+            case malformedSignature
+            case unsupportedKey
+            case invalidSignature
+            case bundleIdMismatch
+            case environmentNotAccepted
+            case appAppleIdMismatch
+            case appAppleIdRequired
+            case signedDateMissing
+            case signedDateTooOld
+            case nestedMismatch
+        }
+
+        private let backing: Backing
+        private init(_ backing: Backing) { self.backing = backing }
+
+        /// The input is empty.
+        public static let empty = Code(.empty)
+        /// The input is larger than ``Limits/maxJWSBytes``.
+        public static let oversized = Code(.oversized)
+        /// The input is not three dot-separated parts.
+        public static let malformedCompactSerialization = Code(.malformedCompactSerialization)
+        /// A part is not strict, unpadded base64url.
+        public static let invalidBase64URL = Code(.invalidBase64URL)
+        /// The protected header is not a JSON object with the members JWS requires.
+        public static let malformedHeader = Code(.malformedHeader)
+        /// The header's `alg` is not `ES256` (`none`, `HS256`, `RS256`, … are refused).
+        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
+        /// The header carries a parameter StoreGate refuses to honour (`crit`, `jku`, `jwk`, `x5u`).
+        public static let unsupportedHeaderParameter = Code(.unsupportedHeaderParameter)
+        /// The header has no `x5c` certificate chain.
+        public static let missingCertificates = Code(.missingCertificates)
+        /// `x5c` holds neither Apple's three certificates nor a lone opt-in anchor.
+        public static let wrongCertificateCount = Code(.wrongCertificateCount)
+        /// The payload is not a JSON object.
+        public static let malformedJSON = Code(.malformedJSON)
+        /// A member the verification needs is absent.
+        public static let missingField = Code(.missingField)
+        /// A member has the wrong JSON type or an impossible value.
+        public static let invalidField = Code(.invalidField)
+        /// The certificate chain failed; the chain verifier's code says why.
+        public static func chain(_ code: ChainError.Code) -> Code { Code(.chain(code)) }
+        /// The signature is not a raw 64-byte ECDSA P-256 `r‖s` (for example DER-encoded).
+        public static let malformedSignature = Code(.malformedSignature)
+        /// The leaf certificate's key is not a P-256 key.
+        public static let unsupportedKey = Code(.unsupportedKey)
+        /// The ES256 signature does not verify over `header.payload` with the leaf's key.
+        public static let invalidSignature = Code(.invalidSignature)
+        /// The payload's `bundleId` is not the expected one.
+        public static let bundleIdMismatch = Code(.bundleIdMismatch)
+        /// The (reported) environment is not among the accepted ones, or is absent.
+        public static let environmentNotAccepted = Code(.environmentNotAccepted)
+        /// The payload's `appAppleId` is not the expected one.
+        public static let appAppleIdMismatch = Code(.appAppleIdMismatch)
+        /// A production proof that carries an `appAppleId` needs one in the expectations.
+        public static let appAppleIdRequired = Code(.appAppleIdRequired)
+        /// A maximum age was asked for but the payload has no `signedDate`.
+        public static let signedDateMissing = Code(.signedDateMissing)
+        /// `signedDate` is older than the expectations' maximum age.
+        public static let signedDateTooOld = Code(.signedDateTooOld)
+        /// A notification's nested signed data disagrees with the notification (bundle id, environment).
+        public static let nestedMismatch = Code(.nestedMismatch)
+
+        /// The chain verifier's code, when this is a chain failure.
+        public var chainCode: ChainError.Code? {
+            if case .chain(let code) = backing { return code }
+            return nil
+        }
+
+        /// A stable snake-case name, used in reports and HTTP error bodies
+        /// (`chain.not_valid_at_signing_time` for chain failures).
+        public var description: String {
+            switch backing {
+            case .empty: return "empty"
+            case .oversized: return "oversized"
+            case .malformedCompactSerialization: return "malformed_compact_serialization"
+            case .invalidBase64URL: return "invalid_base64url"
+            case .malformedHeader: return "malformed_header"
+            case .unsupportedAlgorithm: return "unsupported_algorithm"
+            case .unsupportedHeaderParameter: return "unsupported_header_parameter"
+            case .missingCertificates: return "missing_certificates"
+            case .wrongCertificateCount: return "wrong_certificate_count"
+            case .malformedJSON: return "malformed_json"
+            case .missingField: return "missing_field"
+            case .invalidField: return "invalid_field"
+            case .chain(let code): return "chain.\(code)"
+            case .malformedSignature: return "malformed_signature"
+            case .unsupportedKey: return "unsupported_key"
+            case .invalidSignature: return "invalid_signature"
+            case .bundleIdMismatch: return "bundle_id_mismatch"
+            case .environmentNotAccepted: return "environment_not_accepted"
+            case .appAppleIdMismatch: return "app_apple_id_mismatch"
+            case .appAppleIdRequired: return "app_apple_id_required"
+            case .signedDateMissing: return "signed_date_missing"
+            case .signedDateTooOld: return "signed_date_too_old"
+            case .nestedMismatch: return "nested_mismatch"
+            }
+        }
+    }
+
+    /// The verification step that failed.
+    public let step: VerificationStep
+    /// What failed.
+    public let code: Code
+    /// The JWS part or JSON member at fault (`header.alg`, `signedDate`,
+    /// `data.signedTransactionInfo`), when there is one.
+    public let field: String?
+    /// A human-readable explanation; never contains the proof itself.
+    public let reason: String
+    public let file: String
+    public let line: UInt
+
+    /// Creates an error.
+    public init(
+        _ step: VerificationStep,
+        _ code: Code,
+        field: String? = nil,
+        reason: String,
+        file: String = #fileID,
+        line: UInt = #line
+    ) {
+        self.step = step
+        self.code = code
+        self.field = field
+        self.reason = reason
+        self.file = file
+        self.line = line
+    }
+
+    /// Wraps a chain failure into the `chain` step.
+    public init(chain error: ChainError, field: String? = nil, file: String = #fileID, line: UInt = #line) {
+        self.init(.chain, .chain(error.code), field: field, reason: error.reason, file: file, line: line)
+    }
+
+    /// The same error found inside a notification's nested signed data: the field gains the
+    /// nested member's name as a prefix.
+    func nested(in member: String) -> SignedDataError {
+        SignedDataError(step, code, field: field.map { "\(member).\($0)" } ?? member, reason: reason, file: file, line: line)
+    }
+
+    public static func == (lhs: SignedDataError, rhs: SignedDataError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    public var description: String {
+        if let field {
+            return "\(step): \(code) (\(field)): \(reason)"
+        }
+        return "\(step): \(code): \(reason)"
+    }
+}

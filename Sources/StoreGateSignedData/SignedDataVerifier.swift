@@ -1,0 +1,168 @@
+import Crypto
+import Foundation
+import StoreGateCore
+
+/// Verifies StoreKit 2 signed data offline: signed transactions, renewal infos, app
+/// transactions and App Store Server Notifications V2 (with their nested signed data).
+///
+/// Each JWS goes through the same steps, each with its own ``SignedDataError``:
+/// 1. **input**: not empty, at most ``StoreGateCore/Limits/maxJWSBytes``;
+/// 2. **structure**: three strict base64url parts; a header with `alg` exactly `ES256` and
+///    an `x5c` of three certificates, or of one that is an enabled opt-in anchor (Xcode's
+///    StoreKit Testing certificate);
+/// 3. **payload**: the JSON decoded into Apple's model, which dates the signature
+///    (`signedDate`);
+/// 4. **chain**: leaf → intermediate → root to the pinned Apple Root CA - G3 or an opt-in
+///    anchor, Apple's marker OIDs, every certificate valid at `signedDate` (or at the time
+///    ``ValidationTime`` names). Results are cached by the raw `x5c` strings, so a warm
+///    verification neither decodes nor parses a certificate;
+/// 5. **signature**: ECDSA P-256 over `header.payload`, raw 64-byte `r‖s`, always checked —
+///    also for Xcode data, which Apple's own libraries do not check;
+/// 6. **expectations**: ``SignedDataExpectations`` (bundle id, environment, `appAppleId`,
+///    maximum age); a notification's nested data must also agree with the notification.
+///
+/// The verifier holds no mutable state of its own; the chain cache lives in the shared
+/// ``StoreGateCore/CertificateChainVerifier``, so one verifier serves any number of tasks.
+public struct SignedDataVerifier: Sendable {
+    /// The time certificates are checked at.
+    public enum ValidationTime: Sendable, Hashable {
+        /// When the payload says it was signed (`signedDate`): the default, because Apple's
+        /// signing certificates expire long before old transactions stop mattering.
+        case signingTime
+        /// The verifier's clock: every real Apple JWS older than its leaf certificate fails.
+        case now
+        /// A fixed time.
+        case fixed(Date)
+    }
+
+    /// The chain verifier (trust store and chain cache).
+    public let chainVerifier: CertificateChainVerifier
+    /// What verified data must satisfy.
+    public var expectations: SignedDataExpectations
+    /// Size limits of the input.
+    public var limits: Limits
+    /// The time certificates are checked at.
+    public var validationTime: ValidationTime
+    let clock: @Sendable () -> Date
+
+    /// Creates a verifier.
+    ///
+    /// - Parameters:
+    ///   - expectations: What verified data must satisfy.
+    ///   - chainVerifier: Trust store and chain cache; share one across verifiers.
+    ///   - limits: Size limits of the input.
+    ///   - validationTime: The time certificates are checked at.
+    ///   - clock: The current time, for ``ValidationTime/now``, maximum ages and undated payloads.
+    public init(
+        expectations: SignedDataExpectations,
+        chainVerifier: CertificateChainVerifier = CertificateChainVerifier(),
+        limits: Limits = .default,
+        validationTime: ValidationTime = .signingTime,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.expectations = expectations
+        self.chainVerifier = chainVerifier
+        self.limits = limits
+        self.validationTime = validationTime
+        self.clock = clock
+    }
+
+    // MARK: - Signed transactions
+
+    /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2 `Transaction.jwsRepresentation`).
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyTransaction(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        try await verifyTransaction(bytes: Array(jws.utf8))
+    }
+
+    /// Verifies a signed transaction given as bytes.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+            try JWSTransactionDecodedPayload(object: object, path: "")
+        }
+        let signedDate = try Self.required(payload.signedDate, "signedDate")
+        let authentication = try await authenticate(jws, signingTime: signedDate)
+        try expectBundleId(payload.bundleId)
+        let environment = try expectEnvironment(payload.environment, authentication)
+        try expectAge(signedDate)
+        return VerifiedSignedTransaction(
+            payload: payload,
+            details: details(.signedTransaction, jws, environment, authentication, signedDate, .signedDate),
+            rawJWS: bytes
+        )
+    }
+
+    // MARK: - Signed renewal infos
+
+    /// Verifies a signed renewal info (`signedRenewalInfo`). A renewal info names no bundle
+    /// id, so only the environment and age expectations apply.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyRenewalInfo(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
+        try await verifyRenewalInfo(bytes: Array(jws.utf8))
+    }
+
+    /// Verifies a signed renewal info given as bytes.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyRenewalInfo(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
+        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+            try JWSRenewalInfoDecodedPayload(object: object, path: "")
+        }
+        let signedDate = try Self.required(payload.signedDate, "signedDate")
+        let authentication = try await authenticate(jws, signingTime: signedDate)
+        let environment = try expectEnvironment(payload.environment, authentication)
+        try expectAge(signedDate)
+        return VerifiedSignedRenewalInfo(
+            payload: payload,
+            details: details(.signedRenewalInfo, jws, environment, authentication, signedDate, .signedDate),
+            rawJWS: bytes
+        )
+    }
+
+    // MARK: - Signed app transactions
+
+    /// Verifies a signed app transaction (StoreKit 2 `AppTransaction.jwsRepresentation`).
+    ///
+    /// It is dated by `signedDate`, or `receiptCreationDate` when that is absent (Xcode), as
+    /// Apple's libraries do. Its environment is `receiptType`; a production app transaction
+    /// must carry the expected `appAppleId`.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyAppTransaction(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
+        try await verifyAppTransaction(bytes: Array(jws.utf8))
+    }
+
+    /// Verifies a signed app transaction given as bytes.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed.
+    public func verifyAppTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
+        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+            try AppTransaction(object: object, path: "")
+        }
+        let (signingTime, source) = Self.signingTime(of: payload, clock: clock)
+        let authentication = try await authenticate(jws, signingTime: signingTime)
+        try expectBundleId(payload.bundleId)
+        let environment = try expectEnvironment(payload.receiptType, authentication, field: "receiptType")
+        try expectAppAppleId(payload.appAppleId, environment: environment, field: "appAppleId")
+        try expectAge(source == .clock ? nil : signingTime)
+        return VerifiedSignedAppTransaction(
+            payload: payload,
+            details: details(.appTransaction, jws, environment, authentication, signingTime, source),
+            rawJWS: bytes
+        )
+    }
+
+    static func signingTime(of payload: AppTransaction, clock: () -> Date) -> (Date, SignedDataDetails.SigningTimeSource) {
+        if let signedDate = payload.signedDate {
+            return (signedDate, .signedDate)
+        }
+        if let created = payload.receiptCreationDate {
+            return (created, .receiptCreationDate)
+        }
+        return (clock(), .clock)
+    }
+}

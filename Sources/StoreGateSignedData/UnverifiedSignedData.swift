@@ -1,0 +1,77 @@
+import StoreGateCore
+
+/// A StoreKit 2 JWS split and decoded, **not verified**: for inspecting what a proof says.
+///
+/// Nothing here is evidence of a purchase; only ``SignedDataVerifier`` produces verified data.
+public struct UnverifiedSignedData: Sendable {
+    /// A decoded payload of one of the four kinds.
+    public enum Payload: Sendable, Hashable {
+        case transaction(JWSTransactionDecodedPayload)
+        case renewalInfo(JWSRenewalInfoDecodedPayload)
+        case appTransaction(AppTransaction)
+        case notification(ResponseBodyV2DecodedPayload)
+    }
+
+    /// The split JWS.
+    public let jws: CompactJWS
+    /// The kind given or detected.
+    public let kind: ProofKind
+    /// The decoded payload.
+    public let payload: Payload
+
+    /// Splits and decodes a JWS.
+    ///
+    /// - Parameters:
+    ///   - bytes: The compact serialization.
+    ///   - kind: The kind of payload; `nil` detects it (see ``detectKind(of:)``).
+    ///   - limits: Size limits.
+    /// - Throws: ``SignedDataError`` in the `input`, `structure` or `payload` step.
+    public init(bytes: [UInt8], kind: ProofKind? = nil, limits: Limits = .default) throws(SignedDataError) {
+        let jws = try CompactJWS(bytes: bytes, limits: limits)
+        let object = try jws.payloadObject()
+        let kind = kind ?? Self.detectKind(of: object)
+        switch kind {
+        case .signedTransaction: payload = .transaction(try JWSTransactionDecodedPayload(object: object, path: ""))
+        case .signedRenewalInfo: payload = .renewalInfo(try JWSRenewalInfoDecodedPayload(object: object, path: ""))
+        case .appTransaction: payload = .appTransaction(try AppTransaction(object: object, path: ""))
+        case .notification: payload = .notification(try ResponseBodyV2DecodedPayload(object: object))
+        default:
+            throw SignedDataError(.payload, .invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
+        }
+        self.jws = jws
+        self.kind = kind
+    }
+
+    /// Splits and decodes a JWS given as a string.
+    public init(_ string: some StringProtocol, kind: ProofKind? = nil, limits: Limits = .default) throws(SignedDataError) {
+        try self.init(bytes: Array(string.utf8), kind: kind, limits: limits)
+    }
+
+    /// Which kind of payload a JSON payload is, from the members only it carries:
+    /// `notificationType`/`notificationUUID` → notification; `receiptType`,
+    /// `applicationVersion` or `originalApplicationVersion` → app transaction; `bundleId`,
+    /// `transactionId`, `purchaseDate` or `type` → transaction; anything else → renewal info
+    /// (which never carries a bundle id).
+    public static func detectKind(ofPayload json: [UInt8]) throws(SignedDataError) -> ProofKind {
+        detectKind(of: try JSONReader.readObject(json, step: .payload, code: .malformedJSON, field: "payload"))
+    }
+
+    static func detectKind(of object: JSONObject) -> ProofKind {
+        func has(_ keys: String...) -> Bool { keys.contains { object[$0] != nil } }
+        if has("notificationType", "notificationUUID") { return .notification }
+        if has("receiptType", "applicationVersion", "originalApplicationVersion") { return .appTransaction }
+        if has("bundleId", "transactionId", "purchaseDate", "type") { return .signedTransaction }
+        return .signedRenewalInfo
+    }
+}
+
+extension UnverifiedSignedData.Payload: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .transaction(let payload): try payload.encode(to: encoder)
+        case .renewalInfo(let payload): try payload.encode(to: encoder)
+        case .appTransaction(let payload): try payload.encode(to: encoder)
+        case .notification(let payload): try payload.encode(to: encoder)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import StoreGateCore
+
+/// What the caller expects of a StoreKit 2 signed payload, as one value.
+///
+/// - ``bundleId`` must equal the payload's `bundleId` (transactions, app transactions,
+///   notifications; a renewal info carries none).
+/// - The environment StoreGate reports (see ``StoreGateCore/ValidatedSigner/reportedEnvironment(claimed:)``)
+///   must be one of ``environments``: data verified by an opt-in anchor reports `Xcode` or
+///   `Test`, never `Production` or `Sandbox`.
+/// - ``appAppleId``: a production notification or app transaction names the app by its App
+///   Store identifier; it must equal this one, and verifying one without it fails with
+///   ``SignedDataError/Code/appAppleIdRequired``. When both sides name one in another
+///   environment they must agree too.
+/// - ``maxAge``: when set, `signedDate` may be at most this old by the verifier's clock.
+public struct SignedDataExpectations: Sendable, Hashable {
+    /// The app's bundle identifier, compared exactly.
+    public var bundleId: String
+    /// The environments accepted; ``StoreGateCore/Environment/defaultAccepted`` by default.
+    public var environments: Set<Environment>
+    /// The app's App Store identifier (`appAppleId`); required for production notifications
+    /// and app transactions.
+    public var appAppleId: Int64?
+    /// The oldest `signedDate` accepted, as an age in seconds; `nil` accepts any age.
+    public var maxAge: TimeInterval?
+
+    /// Creates expectations.
+    ///
+    /// - Parameters:
+    ///   - bundleId: The app's bundle identifier.
+    ///   - environments: The environments accepted.
+    ///   - appAppleId: The app's App Store identifier.
+    ///   - maxAge: The oldest `signedDate` accepted, in seconds.
+    public init(
+        bundleId: String,
+        environments: Set<Environment> = Environment.defaultAccepted,
+        appAppleId: Int64? = nil,
+        maxAge: TimeInterval? = nil
+    ) {
+        self.bundleId = bundleId
+        self.environments = environments
+        self.appAppleId = appAppleId
+        self.maxAge = maxAge
+    }
+}
