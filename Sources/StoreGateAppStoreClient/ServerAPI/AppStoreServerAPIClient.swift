@@ -1,0 +1,345 @@
+import Foundation
+import Logging
+import StoreGateCore
+
+/// Where the App Store Server API lives, per environment.
+public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
+    public var production: String
+    public var sandbox: String
+
+    public init(production: String, sandbox: String) {
+        self.production = production
+        self.sandbox = sandbox
+    }
+
+    /// Apple's: `https://api.storekit.itunes.apple.com` and `https://api.storekit-sandbox.itunes.apple.com`.
+    public static let apple = AppStoreServerAPIEndpoints(
+        production: "https://api.storekit.itunes.apple.com",
+        sandbox: "https://api.storekit-sandbox.itunes.apple.com"
+    )
+
+    /// A stand-in at `base` (StoreGate's test stand-in): `base/production` and `base/sandbox`.
+    public init(standIn base: String) {
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        self.init(production: trimmed + "/production", sandbox: trimmed + "/sandbox")
+    }
+
+    /// The base URL of `environment`: production or sandbox, nothing else.
+    public func baseURL(for environment: Environment) -> String? {
+        switch environment {
+        case .production: return production
+        case .sandbox: return sandbox
+        default: return nil
+        }
+    }
+}
+
+/// Calls the App Store Server API, and verifies every signed payload it answers.
+///
+/// Each request carries a fresh-enough ES256 JWT from an ``AppStoreServerAPITokenProvider``
+/// (cached, renewed before expiry). Transient failures are retried under the ``RetryPolicy``;
+/// HTTP 429 waits until its `Retry-After` time when that fits the deadline. Apple's error
+/// bodies become ``AppStoreClientError/Code/apiError`` with a typed ``AppStoreAPIErrorCode``.
+/// Every `signedTransactionInfo`, `signedRenewalInfo` and `signedPayload` is passed through
+/// the ``SignedPayloadVerifying`` before it is returned, and every verified transaction and
+/// notification must be for the credentials' bundle id.
+public struct AppStoreServerAPIClient: Sendable {
+    public let environment: Environment
+    public let bundleId: String
+    private let baseURL: String
+    private let transport: any HTTPTransport
+    private let tokens: AppStoreServerAPITokenProvider
+    private let verifier: any SignedPayloadVerifying
+    private let retryPolicy: RetryPolicy
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    /// Creates a client for one environment.
+    ///
+    /// - Parameters:
+    ///   - tokens: Signs and caches the JWTs (its credentials name the app).
+    ///   - environment: ``Environment/production`` or ``Environment/sandbox``.
+    ///   - endpoints: Apple's base URLs, or a stand-in's.
+    ///   - transport: The HTTP transport.
+    ///   - verifier: Verifies the signed payloads of each answer.
+    ///   - retryPolicy: Attempts, backoff and the deadline of each call.
+    ///   - now: The wall clock, for `Retry-After` times.
+    /// - Throws: ``AppStoreClientError/Code/invalidConfiguration`` for another environment.
+    public init(
+        tokens: AppStoreServerAPITokenProvider,
+        environment: Environment,
+        endpoints: AppStoreServerAPIEndpoints = .apple,
+        transport: any HTTPTransport,
+        verifier: any SignedPayloadVerifying,
+        retryPolicy: RetryPolicy = .default,
+        logger: Logger = Logger(label: "storegate.appstore.serverapi"),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AppStoreClientError) {
+        guard let baseURL = endpoints.baseURL(for: environment) else {
+            throw AppStoreClientError(.invalidConfiguration, reason: "the App Store Server API has production and sandbox, not \(environment)")
+        }
+        self.environment = environment
+        self.bundleId = tokens.credentials.bundleId
+        self.baseURL = baseURL
+        self.transport = transport
+        self.tokens = tokens
+        self.verifier = verifier
+        self.retryPolicy = retryPolicy
+        self.logger = logger
+        self.now = now
+    }
+
+    // MARK: Endpoints
+
+    /// Get Transaction Info: `GET /inApps/v1/transactions/{transactionId}`.
+    public func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> VerifiedTransaction {
+        let path = "/inApps/v1/transactions/" + (try Self.pathSegment(transactionId, name: "transaction id"))
+        let wire = try await call(ServerAPIWire.TransactionInfoResponse.self, method: "GET", path: path)
+        let transaction = try await verifyTransaction(wire.signedTransactionInfo)
+        guard transaction.transactionId == transactionId || transaction.originalTransactionId == transactionId else {
+            throw AppStoreClientError(.transactionNotFound, reason: "Apple's answer is for another transaction", environment: environment)
+        }
+        return transaction
+    }
+
+    /// Get Transaction History (v2), one page: `GET /inApps/v2/history/{transactionId}`.
+    ///
+    /// - Parameter revision: `nil` for the first page, then the previous page's ``TransactionPage/revision``.
+    public func transactionHistory(
+        transactionId: String,
+        query: TransactionHistoryQuery = TransactionHistoryQuery(),
+        revision: String? = nil
+    ) async throws(AppStoreClientError) -> TransactionPage {
+        let path = "/inApps/v2/history/" + (try Self.pathSegment(transactionId, name: "transaction id"))
+        let wire = try await call(ServerAPIWire.HistoryResponse.self, method: "GET", path: path, query: query.items(revision: revision))
+        try checkBundle(wire.bundleId)
+        return TransactionPage(
+            transactions: try await verifyTransactions(wire.signedTransactions ?? []),
+            revision: wire.revision,
+            hasMore: wire.hasMore ?? false,
+            bundleId: wire.bundleId,
+            appAppleId: wire.appAppleId,
+            environment: wire.environment.map(Environment.init(rawValue:))
+        )
+    }
+
+    /// Get All Subscription Statuses: `GET /inApps/v1/subscriptions/{transactionId}`.
+    ///
+    /// - Parameter statuses: Only subscriptions in these statuses (all when empty).
+    public func allSubscriptionStatuses(transactionId: String, statuses: [SubscriptionStatus] = []) async throws(AppStoreClientError) -> SubscriptionStatuses {
+        let path = "/inApps/v1/subscriptions/" + (try Self.pathSegment(transactionId, name: "transaction id"))
+        let wire = try await call(
+            ServerAPIWire.StatusResponse.self, method: "GET", path: path,
+            query: statuses.map { ("status", String($0.rawValue)) }
+        )
+        try checkBundle(wire.bundleId)
+        var groups: [SubscriptionStatuses.Group] = []
+        for item in wire.data ?? [] {
+            var last: [SubscriptionStatuses.LastTransaction] = []
+            for entry in item.lastTransactions ?? [] {
+                var transaction: VerifiedTransaction?
+                if let signed = entry.signedTransactionInfo {
+                    transaction = try await verifyTransaction(signed)
+                }
+                var renewal: VerifiedRenewalInfo?
+                if let signed = entry.signedRenewalInfo {
+                    renewal = try await verifyRenewal(signed)
+                }
+                last.append(.init(
+                    status: entry.status.map(SubscriptionStatus.init(rawValue:)),
+                    originalTransactionId: entry.originalTransactionId,
+                    transaction: transaction,
+                    renewalInfo: renewal
+                ))
+            }
+            groups.append(.init(subscriptionGroupIdentifier: item.subscriptionGroupIdentifier, lastTransactions: last))
+        }
+        return SubscriptionStatuses(
+            environment: wire.environment.map(Environment.init(rawValue:)),
+            bundleId: wire.bundleId,
+            appAppleId: wire.appAppleId,
+            groups: groups
+        )
+    }
+
+    /// Look Up Order ID: `GET /inApps/v1/lookup/{orderId}`.
+    public func lookUpOrder(orderId: String) async throws(AppStoreClientError) -> OrderLookup {
+        let path = "/inApps/v1/lookup/" + (try Self.pathSegment(orderId, name: "order id"))
+        let wire = try await call(ServerAPIWire.OrderLookupResponse.self, method: "GET", path: path)
+        return OrderLookup(status: wire.status, transactions: try await verifyTransactions(wire.signedTransactions ?? []))
+    }
+
+    /// Get Refund History (v2), one page: `GET /inApps/v2/refund/lookup/{transactionId}`.
+    public func refundHistory(transactionId: String, revision: String? = nil) async throws(AppStoreClientError) -> TransactionPage {
+        let path = "/inApps/v2/refund/lookup/" + (try Self.pathSegment(transactionId, name: "transaction id"))
+        let wire = try await call(
+            ServerAPIWire.RefundHistoryResponse.self, method: "GET", path: path,
+            query: revision.map { [("revision", $0)] } ?? []
+        )
+        return TransactionPage(
+            transactions: try await verifyTransactions(wire.signedTransactions ?? []),
+            revision: wire.revision,
+            hasMore: wire.hasMore ?? false,
+            bundleId: nil,
+            appAppleId: nil,
+            environment: nil
+        )
+    }
+
+    /// Get Notification History, one page: `POST /inApps/v1/notifications/history`.
+    public func notificationHistory(_ query: NotificationHistoryQuery, paginationToken: String? = nil) async throws(AppStoreClientError) -> NotificationHistoryPage {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(query.wire))
+        } catch {
+            throw AppStoreClientError(.invalidRequest, reason: "the notification history query cannot be encoded")
+        }
+        let wire = try await call(
+            ServerAPIWire.NotificationHistoryResponse.self, method: "POST", path: "/inApps/v1/notifications/history",
+            query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body
+        )
+        var items: [NotificationHistoryItem] = []
+        for entry in wire.notificationHistory ?? [] {
+            guard let signed = entry.signedPayload else {
+                throw AppStoreClientError(.malformedReply, reason: "a notification history entry has no signedPayload", environment: environment)
+            }
+            items.append(NotificationHistoryItem(
+                notification: try await verifyNotification(signed),
+                sendAttempts: (entry.sendAttempts ?? []).map(SendAttempt.init)
+            ))
+        }
+        return NotificationHistoryPage(items: items, hasMore: wire.hasMore ?? false, paginationToken: wire.paginationToken)
+    }
+
+    /// Request a Test Notification: `POST /inApps/v1/notifications/test`. Returns the token
+    /// for ``testNotificationStatus(token:)``.
+    public func requestTestNotification() async throws(AppStoreClientError) -> String {
+        let wire = try await call(ServerAPIWire.SendTestNotificationResponse.self, method: "POST", path: "/inApps/v1/notifications/test")
+        return wire.testNotificationToken
+    }
+
+    /// Get Test Notification Status: `GET /inApps/v1/notifications/test/{testNotificationToken}`.
+    public func testNotificationStatus(token: String) async throws(AppStoreClientError) -> TestNotificationStatus {
+        let path = "/inApps/v1/notifications/test/" + (try Self.pathSegment(token, name: "test notification token"))
+        let wire = try await call(ServerAPIWire.CheckTestNotificationResponse.self, method: "GET", path: path)
+        guard let signed = wire.signedPayload else {
+            throw AppStoreClientError(.malformedReply, reason: "the test notification status has no signedPayload", environment: environment)
+        }
+        return TestNotificationStatus(notification: try await verifyNotification(signed), sendAttempts: (wire.sendAttempts ?? []).map(SendAttempt.init))
+    }
+
+    // MARK: Plumbing
+
+    /// Sends one authenticated request under the retry policy and decodes the answer.
+    func call<Wire: Decodable>(
+        _ type: Wire.Type,
+        method: String,
+        path: String,
+        query: [(String, String)] = [],
+        body: [UInt8]? = nil
+    ) async throws(AppStoreClientError) -> Wire {
+        let url = baseURL + path + Self.queryString(query)
+        let retrier = Retrier(policy: retryPolicy, logger: logger, now: now)
+        let environment = self.environment
+        let response: TransportResponse
+        do {
+            response = try await retrier.run(until: retrier.callDeadline()) { (_: Int, deadline: ContinuousClock.Instant) throws(AppStoreClientError) -> TransportResponse in
+                let token = try await self.tokens.token()
+                var headers: [TransportRequest.Header] = [.init("Authorization", "Bearer " + token.compact), .init("Accept", "application/json")]
+                if body != nil { headers.append(.init("Content-Type", "application/json")) }
+                let response = try await self.transport.send(TransportRequest(method: method, url: url, headers: headers, body: body), deadline: deadline)
+                if response.status == 401 {
+                    await self.tokens.invalidate()
+                }
+                try HTTPStatusPolicy.requireSuccess(response, environment: environment, now: self.now())
+                return response
+            }.value
+        } catch {
+            throw error.with(environment: environment)
+        }
+        do {
+            return try JSONDecoder().decode(Wire.self, from: Data(response.body))
+        } catch let error as DecodingError {
+            throw AppStoreClientError(.malformedReply, reason: "\(path): \(DecodingErrorSummary(error))", environment: environment)
+        } catch {
+            throw AppStoreClientError(.malformedReply, reason: "\(path): the answer is not JSON", environment: environment)
+        }
+    }
+
+    private func checkBundle(_ bundleId: String?) throws(AppStoreClientError) {
+        if let bundleId, bundleId != self.bundleId {
+            throw AppStoreClientError(.bundleIdMismatch, reason: "the answer is for \(bundleId), not \(self.bundleId)", environment: environment)
+        }
+    }
+
+    private func verifyTransactions(_ signed: [String]) async throws(AppStoreClientError) -> [VerifiedTransaction] {
+        var transactions: [VerifiedTransaction] = []
+        transactions.reserveCapacity(signed.count)
+        for jws in signed {
+            transactions.append(try await verifyTransaction(jws))
+        }
+        return transactions
+    }
+
+    private func verifyTransaction(_ jws: String) async throws(AppStoreClientError) -> VerifiedTransaction {
+        let transaction: VerifiedTransaction
+        do {
+            transaction = try await verifier.verifyTransaction(jws)
+        } catch {
+            throw AppStoreClientError(.signedPayloadRejected, reason: "signedTransactionInfo: \(error)", environment: environment)
+        }
+        guard transaction.bundleId == bundleId else {
+            throw AppStoreClientError(.bundleIdMismatch, reason: "a signed transaction is for \(transaction.bundleId), not \(bundleId)", environment: environment)
+        }
+        return transaction
+    }
+
+    private func verifyRenewal(_ jws: String) async throws(AppStoreClientError) -> VerifiedRenewalInfo {
+        do {
+            return try await verifier.verifyRenewalInfo(jws)
+        } catch {
+            throw AppStoreClientError(.signedPayloadRejected, reason: "signedRenewalInfo: \(error)", environment: environment)
+        }
+    }
+
+    private func verifyNotification(_ jws: String) async throws(AppStoreClientError) -> VerifiedNotification {
+        let notification: VerifiedNotification
+        do {
+            notification = try await verifier.verifyNotification(jws)
+        } catch {
+            throw AppStoreClientError(.signedPayloadRejected, reason: "signedPayload: \(error)", environment: environment)
+        }
+        guard notification.bundleId == bundleId else {
+            throw AppStoreClientError(.bundleIdMismatch, reason: "a notification is for \(notification.bundleId), not \(bundleId)", environment: environment)
+        }
+        return notification
+    }
+
+    /// Characters left as they are in a path segment or query value.
+    private static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+
+    static func percentEncode(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            if unreserved.contains(byte) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + String(format: "%02X", byte)
+            }
+        }
+        return out
+    }
+
+    /// An identifier as one path segment: non-empty, at most 256 bytes, percent-encoded.
+    static func pathSegment(_ value: String, name: String) throws(AppStoreClientError) -> String {
+        guard !value.isEmpty, value.utf8.count <= 256 else {
+            throw AppStoreClientError(.invalidRequest, reason: "the \(name) must be 1 to 256 bytes")
+        }
+        return percentEncode(value)
+    }
+
+    static func queryString(_ items: [(String, String)]) -> String {
+        guard !items.isEmpty else { return "" }
+        return "?" + items.map { percentEncode($0.0) + "=" + percentEncode($0.1) }.joined(separator: "&")
+    }
+}

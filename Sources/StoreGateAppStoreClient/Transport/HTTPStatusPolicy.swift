@@ -1,0 +1,36 @@
+import Foundation
+import StoreGateCore
+
+/// Turns HTTP statuses that are not success into typed errors, the same way for every endpoint.
+enum HTTPStatusPolicy {
+    /// Passes 200 and throws otherwise: 429 with its `Retry-After` time, 401, 5xx (retryable)
+    /// and any other status (not retryable).
+    static func requireSuccess(_ response: TransportResponse, environment: Environment?, now: Date = Date()) throws(AppStoreClientError) {
+        switch response.status {
+        case 200:
+            return
+        case 429:
+            throw AppStoreClientError(
+                .rateLimited,
+                reason: "HTTP 429: too many requests",
+                apiError: AppStoreAPIErrorCode.parse(response.body),
+                httpStatus: 429,
+                retryAfter: RetryAfter.parse(response.header("Retry-After"), now: now),
+                environment: environment
+            )
+        case 401:
+            throw AppStoreClientError(.unauthorized, reason: "HTTP 401: the request's credentials were refused", httpStatus: 401, environment: environment)
+        default:
+            if let apiError = AppStoreAPIErrorCode.parse(response.body) {
+                throw AppStoreClientError(
+                    .apiError,
+                    reason: "HTTP \(response.status): \(apiError.meaning)",
+                    apiError: apiError,
+                    httpStatus: response.status,
+                    environment: environment
+                )
+            }
+            throw AppStoreClientError(.httpStatus, reason: "HTTP \(response.status)", httpStatus: response.status, environment: environment)
+        }
+    }
+}

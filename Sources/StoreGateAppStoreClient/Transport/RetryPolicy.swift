@@ -1,0 +1,72 @@
+/// How a call to Apple retries: a bounded number of attempts, exponential backoff with
+/// jitter between them, and one deadline for the whole call.
+///
+/// Only failures whose ``AppStoreClientError/isRetryable`` is `true` are retried (connection
+/// failures, timeouts, HTTP 5xx and 429, Apple's temporary statuses). A wait that would end
+/// past the deadline is not started: the call fails with
+/// ``AppStoreClientError/Code/deadlineExceeded`` instead. An HTTP 429 waits until its
+/// `Retry-After` time when that is sooner than ``maxRetryAfter``, and fails at once otherwise.
+public struct RetryPolicy: Sendable, Hashable {
+    /// Attempts in total, the first one included (1 disables retries).
+    public var maxAttempts: Int
+    /// The wait before the second attempt.
+    public var initialBackoff: Duration
+    /// The longest wait between two attempts.
+    public var maxBackoff: Duration
+    /// How much each wait grows over the previous one.
+    public var multiplier: Double
+    /// The fraction of each wait drawn at random (0 none, 1 "full jitter"), so many
+    /// clients failing together do not retry together.
+    public var jitter: Double
+    /// How long one attempt may take.
+    public var attemptTimeout: Duration
+    /// How long the whole call may take, retries and waits included.
+    public var totalDeadline: Duration
+    /// The longest `Retry-After` wait honoured; a later one fails the call at once.
+    public var maxRetryAfter: Duration
+
+    public init(
+        maxAttempts: Int = 3,
+        initialBackoff: Duration = .milliseconds(250),
+        maxBackoff: Duration = .seconds(4),
+        multiplier: Double = 2,
+        jitter: Double = 0.5,
+        attemptTimeout: Duration = .seconds(15),
+        totalDeadline: Duration = .seconds(45),
+        maxRetryAfter: Duration = .seconds(30)
+    ) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.initialBackoff = max(.zero, initialBackoff)
+        self.maxBackoff = max(.zero, maxBackoff)
+        self.multiplier = max(1, multiplier)
+        self.jitter = min(1, max(0, jitter))
+        self.attemptTimeout = max(.zero, attemptTimeout)
+        self.totalDeadline = max(.zero, totalDeadline)
+        self.maxRetryAfter = max(.zero, maxRetryAfter)
+    }
+
+    /// The defaults: 3 attempts, 250 ms doubling to at most 4 s with 50 % jitter, 15 s per
+    /// attempt, 45 s per call, `Retry-After` honoured up to 30 s.
+    public static let `default` = RetryPolicy()
+
+    /// One attempt, no retry.
+    public static let none = RetryPolicy(maxAttempts: 1)
+
+    /// The wait after failed attempt number `attempt` (1-based), before jitter.
+    public func backoff(afterAttempt attempt: Int) -> Duration {
+        var delay = initialBackoff
+        var step = 1
+        while step < attempt, delay < maxBackoff {
+            delay = delay * multiplier
+            step += 1
+        }
+        return min(delay, maxBackoff)
+    }
+
+    /// The wait after failed attempt `attempt`, with jitter drawn from `random` (a value in 0...1).
+    public func jitteredBackoff(afterAttempt attempt: Int, random: Double) -> Duration {
+        let base = backoff(afterAttempt: attempt)
+        let fraction = 1 - jitter * min(1, max(0, random))
+        return base * fraction
+    }
+}

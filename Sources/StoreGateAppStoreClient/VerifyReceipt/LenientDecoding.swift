@@ -1,0 +1,86 @@
+import Foundation
+
+/// verifyReceipt replies spell the same field as a string in one reply and a number in
+/// another (`"quantity": "1"` and `"quantity": 1`; ids and `_ms` dates likewise; booleans as
+/// `"true"`, `"1"` or `true`). These readers accept each documented spelling and nothing else:
+/// a value of another shape is an error, never silently dropped. Each `try?` below probes one
+/// JSON type; when no probe fits, the reader throws.
+extension KeyedDecodingContainer {
+    /// A string, or an integer written as its decimal digits.
+    func lenientString(_ key: Key) throws -> String? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let string = try? decode(String.self, forKey: key) { return string }
+        if let integer = try? decode(Int64.self, forKey: key) { return String(integer) }
+        if let integer = try? decode(UInt64.self, forKey: key) { return String(integer) }
+        throw DecodingError.typeMismatch(String.self, .init(codingPath: codingPath + [key], debugDescription: "expected a string or an integer"))
+    }
+
+    /// An integer, or a string holding one.
+    func lenientInt(_ key: Key) throws -> Int? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let integer = try? decode(Int.self, forKey: key) { return integer }
+        if let string = try? decode(String.self, forKey: key) {
+            if let integer = Int(string.trimmingCharacters(in: .whitespaces)) { return integer }
+        }
+        throw DecodingError.typeMismatch(Int.self, .init(codingPath: codingPath + [key], debugDescription: "expected an integer"))
+    }
+
+    /// A boolean: `true`/`false`, `"true"`/`"false"`, `1`/`0` or `"1"`/`"0"`.
+    func lenientBool(_ key: Key) throws -> Bool? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let bool = try? decode(Bool.self, forKey: key) { return bool }
+        if let integer = try? decode(Int.self, forKey: key), integer == 0 || integer == 1 { return integer == 1 }
+        if let string = try? decode(String.self, forKey: key) {
+            switch string.lowercased() {
+            case "true", "1": return true
+            case "false", "0": return false
+            default: break
+            }
+        }
+        throw DecodingError.typeMismatch(Bool.self, .init(codingPath: codingPath + [key], debugDescription: "expected a boolean"))
+    }
+
+    /// A time in UNIX milliseconds, as an integer or a string of digits (Xcode writes fractions).
+    func lenientMillis(_ key: Key) throws -> Date? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        if let integer = try? decode(Int64.self, forKey: key) { return Date(timeIntervalSince1970: Double(integer) / 1000) }
+        if let number = try? decode(Double.self, forKey: key), number.isFinite { return Date(timeIntervalSince1970: number / 1000) }
+        if let string = try? decode(String.self, forKey: key) {
+            if string.isEmpty { return nil }
+            if let number = Double(string), number.isFinite, string.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }) {
+                return Date(timeIntervalSince1970: number / 1000)
+            }
+        }
+        throw DecodingError.typeMismatch(Date.self, .init(codingPath: codingPath + [key], debugDescription: "expected UNIX milliseconds"))
+    }
+
+    /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds (iOS 6-style
+    /// receipts write `expires_date` that way).
+    func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
+        if let date = try lenientMillis(msKey) { return date }
+        guard contains(plainKey), try !decodeNil(forKey: plainKey) else { return nil }
+        if let integer = try? decode(Int64.self, forKey: plainKey) { return Date(timeIntervalSince1970: Double(integer) / 1000) }
+        if let string = try? decode(String.self, forKey: plainKey), !string.isEmpty,
+           string.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let integer = Int64(string) {
+            return Date(timeIntervalSince1970: Double(integer) / 1000)
+        }
+        // "2020-11-08 16:00:57 Etc/GMT": the `_ms` twin is authoritative; without one, no date.
+        return nil
+    }
+}
+
+/// Coding keys built from any string, for reading Apple's snake-case names.
+struct AnyKey: CodingKey, Hashable {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { self.stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension KeyedDecodingContainer where Key == AnyKey {
+    func lenientString(_ name: String) throws -> String? { try lenientString(AnyKey(name)) }
+    func lenientInt(_ name: String) throws -> Int? { try lenientInt(AnyKey(name)) }
+    func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
+    func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// One entry of a verifyReceipt reply's `pending_renewal_info`: what an auto-renewable
+/// subscription will do at its next renewal. Unverified; unknown keys are ignored.
+public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
+    public var autoRenewProductId: String?
+    /// Whether the subscription will renew (`auto_renew_status` 1).
+    public var autoRenewStatus: Bool?
+    /// Why the subscription expired (1 cancelled, 2 billing error, 3 price increase refused,
+    /// 4 product unavailable, 5 other).
+    public var expirationIntent: Int?
+    public var gracePeriodExpiresDate: Date?
+    public var isInBillingRetryPeriod: Bool?
+    public var offerCodeRefName: String?
+    public var originalTransactionId: String?
+    public var priceConsentStatus: Int?
+    public var productId: String?
+    public var promotionalOfferId: String?
+    public var priceIncreaseStatus: Int?
+
+    public init(
+        autoRenewProductId: String? = nil,
+        autoRenewStatus: Bool? = nil,
+        expirationIntent: Int? = nil,
+        gracePeriodExpiresDate: Date? = nil,
+        isInBillingRetryPeriod: Bool? = nil,
+        offerCodeRefName: String? = nil,
+        originalTransactionId: String? = nil,
+        priceConsentStatus: Int? = nil,
+        productId: String? = nil,
+        promotionalOfferId: String? = nil,
+        priceIncreaseStatus: Int? = nil
+    ) {
+        self.autoRenewProductId = autoRenewProductId
+        self.autoRenewStatus = autoRenewStatus
+        self.expirationIntent = expirationIntent
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.offerCodeRefName = offerCodeRefName
+        self.originalTransactionId = originalTransactionId
+        self.priceConsentStatus = priceConsentStatus
+        self.productId = productId
+        self.promotionalOfferId = promotionalOfferId
+        self.priceIncreaseStatus = priceIncreaseStatus
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case autoRenewProductId = "auto_renew_product_id"
+        case autoRenewStatus = "auto_renew_status"
+        case expirationIntent = "expiration_intent"
+        case gracePeriodExpiresDate = "grace_period_expires_date"
+        case isInBillingRetryPeriod = "is_in_billing_retry_period"
+        case offerCodeRefName = "offer_code_ref_name"
+        case originalTransactionId = "original_transaction_id"
+        case priceConsentStatus = "price_consent_status"
+        case productId = "product_id"
+        case promotionalOfferId = "promotional_offer_id"
+        case priceIncreaseStatus = "price_increase_status"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        autoRenewProductId = try c.lenientString("auto_renew_product_id")
+        autoRenewStatus = try c.lenientBool("auto_renew_status")
+        expirationIntent = try c.lenientInt("expiration_intent")
+        gracePeriodExpiresDate = try c.lenientDate("grace_period_expires_date")
+        isInBillingRetryPeriod = try c.lenientBool("is_in_billing_retry_period")
+        offerCodeRefName = try c.lenientString("offer_code_ref_name")
+        originalTransactionId = try c.lenientString("original_transaction_id")
+        priceConsentStatus = try c.lenientInt("price_consent_status")
+        productId = try c.lenientString("product_id")
+        promotionalOfferId = try c.lenientString("promotional_offer_id")
+        priceIncreaseStatus = try c.lenientInt("price_increase_status")
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The `receipt` object of a verifyReceipt reply: Apple's decoding of the receipt that was sent.
+///
+/// Two shapes exist. App receipts (iOS 7 and later) carry `bundle_id`, `application_version`
+/// and the purchases in `in_app`. iOS 6-style transaction receipts describe one purchase at
+/// the top level (`bid`, `bvrs`, `transaction_id`, `product_id`, …); that purchase is
+/// ``legacyTransaction``. Unknown keys are ignored.
+public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
+    /// `Production`, `ProductionSandbox`, `ProductionVPP`, `ProductionVPPSandbox`.
+    public var receiptType: String?
+    /// `bundle_id` (or `bid` in iOS 6-style receipts).
+    public var bundleId: String?
+    /// `application_version` (or `bvrs`).
+    public var applicationVersion: String?
+    public var originalApplicationVersion: String?
+    public var adamId: String?
+    public var appItemId: String?
+    public var downloadId: String?
+    public var versionExternalIdentifier: String?
+    public var receiptCreationDate: Date?
+    public var requestDate: Date?
+    public var originalPurchaseDate: Date?
+    public var expirationDate: Date?
+    public var preorderDate: Date?
+    /// The purchases the receipt holds.
+    public var inApp: [VerifyReceiptTransaction]
+    /// The purchase an iOS 6-style transaction receipt describes at its top level.
+    public var legacyTransaction: VerifyReceiptTransaction?
+
+    public init(
+        receiptType: String? = nil,
+        bundleId: String? = nil,
+        applicationVersion: String? = nil,
+        originalApplicationVersion: String? = nil,
+        adamId: String? = nil,
+        appItemId: String? = nil,
+        downloadId: String? = nil,
+        versionExternalIdentifier: String? = nil,
+        receiptCreationDate: Date? = nil,
+        requestDate: Date? = nil,
+        originalPurchaseDate: Date? = nil,
+        expirationDate: Date? = nil,
+        preorderDate: Date? = nil,
+        inApp: [VerifyReceiptTransaction] = [],
+        legacyTransaction: VerifyReceiptTransaction? = nil
+    ) {
+        self.receiptType = receiptType
+        self.bundleId = bundleId
+        self.applicationVersion = applicationVersion
+        self.originalApplicationVersion = originalApplicationVersion
+        self.adamId = adamId
+        self.appItemId = appItemId
+        self.downloadId = downloadId
+        self.versionExternalIdentifier = versionExternalIdentifier
+        self.receiptCreationDate = receiptCreationDate
+        self.requestDate = requestDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expirationDate = expirationDate
+        self.preorderDate = preorderDate
+        self.inApp = inApp
+        self.legacyTransaction = legacyTransaction
+    }
+
+    /// Every purchase the receipt holds: `in_app` and, for iOS 6-style receipts, the top-level one.
+    public var transactions: [VerifyReceiptTransaction] {
+        inApp + (legacyTransaction.map { [$0] } ?? [])
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case receiptType = "receipt_type"
+        case bundleId = "bundle_id"
+        case applicationVersion = "application_version"
+        case originalApplicationVersion = "original_application_version"
+        case adamId = "adam_id"
+        case appItemId = "app_item_id"
+        case downloadId = "download_id"
+        case versionExternalIdentifier = "version_external_identifier"
+        case receiptCreationDate = "receipt_creation_date"
+        case requestDate = "request_date"
+        case originalPurchaseDate = "original_purchase_date"
+        case expirationDate = "expiration_date"
+        case preorderDate = "preorder_date"
+        case inApp = "in_app"
+        case legacyTransaction = "legacy_transaction"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        receiptType = try c.lenientString("receipt_type")
+        bundleId = try c.lenientString("bundle_id") ?? c.lenientString("bid")
+        applicationVersion = try c.lenientString("application_version") ?? c.lenientString("bvrs")
+        originalApplicationVersion = try c.lenientString("original_application_version")
+        adamId = try c.lenientString("adam_id")
+        appItemId = try c.lenientString("app_item_id") ?? c.lenientString("item_id")
+        downloadId = try c.lenientString("download_id")
+        versionExternalIdentifier = try c.lenientString("version_external_identifier")
+        receiptCreationDate = try c.lenientDate("receipt_creation_date")
+        requestDate = try c.lenientDate("request_date")
+        originalPurchaseDate = try c.lenientDate("original_purchase_date")
+        expirationDate = try c.lenientDate("expiration_date")
+        preorderDate = try c.lenientDate("preorder_date")
+        inApp = try c.decodeIfPresent([VerifyReceiptTransaction].self, forKey: AnyKey("in_app")) ?? []
+        if c.contains(AnyKey("legacy_transaction")) {
+            legacyTransaction = try c.decodeIfPresent(VerifyReceiptTransaction.self, forKey: AnyKey("legacy_transaction"))
+        } else if c.contains(AnyKey("transaction_id")) {
+            // iOS 6 style: the purchase's fields sit beside the receipt's own.
+            legacyTransaction = try VerifyReceiptTransaction(from: decoder)
+        } else {
+            legacyTransaction = nil
+        }
+    }
+}

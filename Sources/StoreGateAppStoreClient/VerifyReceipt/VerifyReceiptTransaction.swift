@@ -1,0 +1,113 @@
+import Foundation
+
+/// One purchase in a verifyReceipt reply: an entry of `receipt.in_app` or
+/// `latest_receipt_info` (and, for iOS 6-style receipts, the receipt itself).
+///
+/// Read as Apple sends it, unverified: ids and `_ms` dates may be strings or numbers, booleans
+/// `"true"` or `true`; unknown keys are ignored. Dates come from the `_ms` fields.
+public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
+    public var quantity: Int?
+    public var productId: String?
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var purchaseDate: Date?
+    public var originalPurchaseDate: Date?
+    public var expiresDate: Date?
+    /// When Apple refunded or revoked the purchase.
+    public var cancellationDate: Date?
+    /// 0 other, 1 a problem in the app.
+    public var cancellationReason: Int?
+    public var webOrderLineItemId: String?
+    public var isTrialPeriod: Bool?
+    public var isInIntroOfferPeriod: Bool?
+    public var isUpgraded: Bool?
+    public var promotionalOfferId: String?
+    public var offerCodeRefName: String?
+    public var subscriptionGroupIdentifier: String?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var inAppOwnershipType: String?
+    public var appAccountToken: String?
+
+    public init(
+        quantity: Int? = nil,
+        productId: String? = nil,
+        transactionId: String? = nil,
+        originalTransactionId: String? = nil,
+        purchaseDate: Date? = nil,
+        originalPurchaseDate: Date? = nil,
+        expiresDate: Date? = nil,
+        cancellationDate: Date? = nil,
+        cancellationReason: Int? = nil,
+        webOrderLineItemId: String? = nil,
+        isTrialPeriod: Bool? = nil,
+        isInIntroOfferPeriod: Bool? = nil,
+        isUpgraded: Bool? = nil,
+        promotionalOfferId: String? = nil,
+        offerCodeRefName: String? = nil,
+        subscriptionGroupIdentifier: String? = nil,
+        inAppOwnershipType: String? = nil,
+        appAccountToken: String? = nil
+    ) {
+        self.quantity = quantity
+        self.productId = productId
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expiresDate = expiresDate
+        self.cancellationDate = cancellationDate
+        self.cancellationReason = cancellationReason
+        self.webOrderLineItemId = webOrderLineItemId
+        self.isTrialPeriod = isTrialPeriod
+        self.isInIntroOfferPeriod = isInIntroOfferPeriod
+        self.isUpgraded = isUpgraded
+        self.promotionalOfferId = promotionalOfferId
+        self.offerCodeRefName = offerCodeRefName
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.inAppOwnershipType = inAppOwnershipType
+        self.appAccountToken = appAccountToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case quantity
+        case productId = "product_id"
+        case transactionId = "transaction_id"
+        case originalTransactionId = "original_transaction_id"
+        case purchaseDate = "purchase_date"
+        case originalPurchaseDate = "original_purchase_date"
+        case expiresDate = "expires_date"
+        case cancellationDate = "cancellation_date"
+        case cancellationReason = "cancellation_reason"
+        case webOrderLineItemId = "web_order_line_item_id"
+        case isTrialPeriod = "is_trial_period"
+        case isInIntroOfferPeriod = "is_in_intro_offer_period"
+        case isUpgraded = "is_upgraded"
+        case promotionalOfferId = "promotional_offer_id"
+        case offerCodeRefName = "offer_code_ref_name"
+        case subscriptionGroupIdentifier = "subscription_group_identifier"
+        case inAppOwnershipType = "in_app_ownership_type"
+        case appAccountToken = "app_account_token"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        quantity = try c.lenientInt("quantity")
+        productId = try c.lenientString("product_id")
+        transactionId = try c.lenientString("transaction_id")
+        originalTransactionId = try c.lenientString("original_transaction_id")
+        purchaseDate = try c.lenientDate("purchase_date")
+        originalPurchaseDate = try c.lenientDate("original_purchase_date")
+        expiresDate = try c.lenientDate("expires_date")
+        cancellationDate = try c.lenientDate("cancellation_date")
+        cancellationReason = try c.lenientInt("cancellation_reason")
+        webOrderLineItemId = try c.lenientString("web_order_line_item_id")
+        isTrialPeriod = try c.lenientBool("is_trial_period")
+        isInIntroOfferPeriod = try c.lenientBool("is_in_intro_offer_period")
+        isUpgraded = try c.lenientBool("is_upgraded")
+        promotionalOfferId = try c.lenientString("promotional_offer_id")
+        offerCodeRefName = try c.lenientString("offer_code_ref_name")
+        subscriptionGroupIdentifier = try c.lenientString("subscription_group_identifier")
+        inAppOwnershipType = try c.lenientString("in_app_ownership_type")
+        appAccountToken = try c.lenientString("app_account_token")
+    }
+}
