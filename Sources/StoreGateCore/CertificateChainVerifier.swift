@@ -32,23 +32,46 @@ public final class CertificateChainVerifier: Sendable {
         self.cache = Mutex(Cache(capacity: max(1, cacheCapacity)))
     }
 
+    /// Counters of the work done, for tests and metrics.
+    public struct Statistics: Hashable, Sendable {
+        /// Full validations run with `Verifier` (successful or not).
+        public var validations: Int
+        /// Lookups answered from the cache.
+        public var cacheHits: Int
+
+        public init(validations: Int, cacheHits: Int) {
+            self.validations = validations
+            self.cacheHits = cacheHits
+        }
+    }
+
+    /// The work done so far.
+    public var statistics: Statistics { cache.withLock { $0.statistics } }
+
     /// How many chains are cached.
     public var cachedChainCount: Int { cache.withLock { $0.entries.count } }
 
     /// Forgets every cached chain.
     public func clearCache() {
-        cache.withLock { $0 = Cache(capacity: $0.capacity) }
+        cache.withLock { cache in
+            cache.entries.removeAll()
+            cache.order.removeAll()
+        }
     }
 
     /// The cached result for these certificates, whatever the time; check
     /// ``ValidatedSigner/isValid(at:)`` before trusting it at a given time.
     public func cachedSigner(for key: ChainCacheKey) -> ValidatedSigner? {
-        cache.withLock { $0.entries[key] }
+        cache.withLock { cache in
+            let signer = cache.entries[key]
+            if signer != nil { cache.statistics.cacheHits += 1 }
+            return signer
+        }
     }
 
     /// The cached result for these certificates, when there is one valid at `time`.
     public func cachedSigner(for key: ChainCacheKey, at time: Date) -> ValidatedSigner? {
-        guard let signer = cache.withLock({ $0.entries[key] }), signer.isValid(at: time) else { return nil }
+        guard let signer = cachedSigner(for: key), signer.isValid(at: time) else { return nil }
         return signer
     }
 
@@ -72,6 +95,7 @@ public final class CertificateChainVerifier: Sendable {
             try Self.checkOrder(certificates)
         }
         let leaf = certificates[candidate.leafIndex]
+        cache.withLock { $0.statistics.validations += 1 }
 
         // Roots: embedded certificates matching the pin, Apple roots from files, opt-in anchors.
         // Nothing else the proof carries is trusted as a root.
@@ -184,6 +208,7 @@ public final class CertificateChainVerifier: Sendable {
         let capacity: Int
         var entries: [ChainCacheKey: ValidatedSigner] = [:]
         var order: [ChainCacheKey] = []
+        var statistics = Statistics(validations: 0, cacheHits: 0)
 
         init(capacity: Int) {
             self.capacity = capacity

@@ -124,7 +124,7 @@ public struct TestCertificateAuthority: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(digitalSignature: true, keyCertSign: true, cRLSign: true))
-                AuthorityKeyIdentifier(keyIdentifier: try SubjectKeyIdentifier(hash: rootKey.privateKey.publicKey).keyIdentifier)
+                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: rootKey.privateKey.publicKey).keyIdentifier)
                 SubjectKeyIdentifier(hash: intermediateKey.privateKey.publicKey)
                 if shape.intermediateHasMarker {
                     Certificate.Extension(oid: AppleOID.wwdrIntermediate, critical: false, value: [0x05, 0x00])
@@ -144,7 +144,7 @@ public struct TestCertificateAuthority: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
-                AuthorityKeyIdentifier(keyIdentifier: try SubjectKeyIdentifier(hash: intermediateKey.privateKey.publicKey).keyIdentifier)
+                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: intermediateKey.privateKey.publicKey).keyIdentifier)
                 if shape.leafHasMarker {
                     Certificate.Extension(oid: AppleOID.receiptSigning, critical: false, value: [0x05, 0x00])
                 }
@@ -224,5 +224,21 @@ extension TestCertificateAuthority {
             cache[key] = created
             return created
         }
+    }
+}
+
+extension TestCertificateAuthority {
+    /// The same authority with another certificate as its leaf (for signing with a rogue
+    /// certificate, such as a self-signed one, through the same minters).
+    public func replacingLeaf(with issued: Issued) -> TestCertificateAuthority {
+        TestCertificateAuthority(keyKind: keyKind, shape: shape, root: root, intermediate: intermediate, leaf: issued)
+    }
+
+    private init(keyKind: KeyKind, shape: Shape, root: Issued, intermediate: Issued, leaf: Issued) {
+        self.keyKind = keyKind
+        self.shape = shape
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
     }
 }

@@ -1,0 +1,111 @@
+import Foundation
+import StoreGateCore
+
+/// An app receipt in the JSON shape of Apple's verifyReceipt reply (`receipt` object).
+///
+/// Field names and value formats are Apple's: ids and counts as strings, dates three times
+/// (`…`, `…_ms`, `…_pst`), booleans as `"true"`/`"false"`.
+public struct AppleReceiptJSON: Codable, Hashable, Sendable {
+    public var receipt_type: String?
+    public var adam_id: Int64?
+    public var app_item_id: Int64?
+    public var bundle_id: String
+    public var application_version: String
+    public var download_id: Int64?
+    public var version_external_identifier: Int64?
+    public var receipt_creation_date: String
+    public var receipt_creation_date_ms: String
+    public var receipt_creation_date_pst: String
+    public var request_date: String?
+    public var request_date_ms: String?
+    public var request_date_pst: String?
+    public var original_purchase_date: String?
+    public var original_purchase_date_ms: String?
+    public var original_purchase_date_pst: String?
+    public var original_application_version: String?
+    public var expiration_date: String?
+    public var expiration_date_ms: String?
+    public var expiration_date_pst: String?
+    public var in_app: [AppleInAppJSON]
+}
+
+/// One entry of `receipt.in_app` in Apple's verifyReceipt JSON shape.
+public struct AppleInAppJSON: Codable, Hashable, Sendable {
+    public var quantity: String
+    public var product_id: String
+    public var transaction_id: String
+    public var original_transaction_id: String
+    public var purchase_date: String
+    public var purchase_date_ms: String
+    public var purchase_date_pst: String
+    public var original_purchase_date: String?
+    public var original_purchase_date_ms: String?
+    public var original_purchase_date_pst: String?
+    public var expires_date: String?
+    public var expires_date_ms: String?
+    public var expires_date_pst: String?
+    public var web_order_line_item_id: String?
+    public var is_trial_period: String
+    public var is_in_intro_offer_period: String?
+    public var cancellation_date: String?
+    public var cancellation_date_ms: String?
+    public var cancellation_date_pst: String?
+    public var promotional_offer_id: String?
+}
+
+extension AppReceipt {
+    /// This receipt as verifyReceipt's `receipt` object; `requestDate` fills `request_date*`.
+    public func appleJSON(requestDate: Date? = nil) -> AppleReceiptJSON {
+        AppleReceiptJSON(
+            receipt_type: receiptType,
+            adam_id: appItemId,
+            app_item_id: appItemId,
+            bundle_id: bundleId,
+            application_version: appVersion,
+            download_id: downloadId,
+            version_external_identifier: versionExternalIdentifier,
+            receipt_creation_date: AppleDateFormat.gmt(creationDate),
+            receipt_creation_date_ms: AppleDateFormat.milliseconds(creationDate),
+            receipt_creation_date_pst: AppleDateFormat.pst(creationDate),
+            request_date: requestDate.map(AppleDateFormat.gmt),
+            request_date_ms: requestDate.map(AppleDateFormat.milliseconds),
+            request_date_pst: requestDate.map(AppleDateFormat.pst),
+            original_purchase_date: originalPurchaseDate.map(AppleDateFormat.gmt),
+            original_purchase_date_ms: originalPurchaseDate.map(AppleDateFormat.milliseconds),
+            original_purchase_date_pst: originalPurchaseDate.map(AppleDateFormat.pst),
+            original_application_version: originalAppVersion,
+            expiration_date: expirationDate.map(AppleDateFormat.gmt),
+            expiration_date_ms: expirationDate.map(AppleDateFormat.milliseconds),
+            expiration_date_pst: expirationDate.map(AppleDateFormat.pst),
+            in_app: inAppPurchases.map { $0.appleJSON }
+        )
+    }
+}
+
+extension InAppPurchase {
+    /// This purchase as an entry of verifyReceipt's `in_app`.
+    public var appleJSON: AppleInAppJSON {
+        AppleInAppJSON(
+            quantity: String(quantity),
+            product_id: productId,
+            transaction_id: transactionId,
+            original_transaction_id: originalTransactionId ?? transactionId,
+            purchase_date: AppleDateFormat.gmt(purchaseDate),
+            purchase_date_ms: AppleDateFormat.milliseconds(purchaseDate),
+            purchase_date_pst: AppleDateFormat.pst(purchaseDate),
+            original_purchase_date: originalPurchaseDate.map(AppleDateFormat.gmt),
+            original_purchase_date_ms: originalPurchaseDate.map(AppleDateFormat.milliseconds),
+            original_purchase_date_pst: originalPurchaseDate.map(AppleDateFormat.pst),
+            expires_date: subscriptionExpirationDate.map(AppleDateFormat.gmt),
+            expires_date_ms: subscriptionExpirationDate.map(AppleDateFormat.milliseconds),
+            expires_date_pst: subscriptionExpirationDate.map(AppleDateFormat.pst),
+            web_order_line_item_id: webOrderLineItemId.map { String($0) },
+            is_trial_period: (isTrialPeriod ?? false) ? "true" : "false",
+            is_in_intro_offer_period: isInIntroOfferPeriod.map { $0 ? "true" : "false" },
+            cancellation_date: cancellationDate.map(AppleDateFormat.gmt),
+            cancellation_date_ms: cancellationDate.map(AppleDateFormat.milliseconds),
+            cancellation_date_pst: cancellationDate.map(AppleDateFormat.pst),
+            promotional_offer_id: promotionalOfferId
+        )
+    }
+}

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import StoreGateCore
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// An app receipt decoded from its PKCS#7 container, nothing checked yet.
+///
+/// Good for inspecting a receipt; ``ReceiptVerifier`` is what decides whether it is genuine.
+public struct UnverifiedReceipt: Sendable {
+    /// The decoded payload.
+    public let receipt: AppReceipt
+    /// The signer's digest algorithm.
+    public let digestAlgorithm: ReceiptDigestAlgorithm?
+    /// The signer's signature algorithm.
+    public let signatureAlgorithm: ReceiptSignatureAlgorithm?
+    /// Every embedded certificate's DER bytes, in the order found.
+    public let certificates: [[UInt8]]
+    /// Whether the SignerInfo carries signed attributes (App Store receipts do not).
+    public let hasSignedAttributes: Bool
+
+    /// Decodes a receipt (DER/BER bytes) without verifying it.
+    ///
+    /// - Throws: ``ReceiptError`` at the input, structure or payload step.
+    public init(der: [UInt8], limits: Limits = .default) throws(ReceiptError) {
+        let container = try ReceiptContainer(der: der, limits: limits)
+        self.receipt = try AppReceipt(payload: container.content, limits: limits)
+        let signer = container.signedData.signerInfos.first
+        self.digestAlgorithm = signer.flatMap { ReceiptDigestAlgorithm(oid: $0.digestAlgorithm) }
+        self.signatureAlgorithm = signer.flatMap { ReceiptSignatureAlgorithm(oid: $0.signatureAlgorithm) }
+        self.certificates = container.signedData.certificates.map { Array($0) }
+        self.hasSignedAttributes = signer?.signedAttributes != nil
+    }
+
+    /// Decodes base64 text (line breaks allowed) holding a receipt.
+    public init(base64: some StringProtocol, limits: Limits = .default) throws(ReceiptError) {
+        try self.init(der: try ReceiptContainer.decodeBase64(base64, limits: limits), limits: limits)
+    }
+}
+
+/// The checked PKCS#7 container of a receipt: SignedData over id-data with content present.
+struct ReceiptContainer {
+    let signedData: PKCS7SignedData
+    let content: [UInt8]
+
+    init(der: [UInt8], limits: Limits) throws(ReceiptError) {
+        guard !der.isEmpty else { throw ReceiptError(.empty, reason: "the receipt is empty") }
+        guard der.count <= limits.maxReceiptBytes else {
+            throw ReceiptError(.tooLarge, reason: "\(der.count) bytes is over the \(limits.maxReceiptBytes)-byte limit")
+        }
+        let signedData = try PKCS7SignedData(contentInfo: der)
+        guard signedData.contentType == PKCS7OID.data else {
+            throw ReceiptError(.unsupportedContentType, field: "EncapsulatedContentInfo.eContentType", reason: "the content is not id-data")
+        }
+        guard let content = signedData.content else {
+            throw ReceiptError(.missingContent, field: "EncapsulatedContentInfo.eContent", reason: "the SignedData carries no receipt")
+        }
+        self.signedData = signedData
+        self.content = content
+    }
+
+    static func decodeBase64(_ text: some StringProtocol, limits: Limits) throws(ReceiptError) -> [UInt8] {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty else { throw ReceiptError(.empty, reason: "the receipt is empty") }
+        guard utf8.count <= limits.maxReceiptBytes / 3 * 4 + 4096 else {
+            throw ReceiptError(.tooLarge, reason: "the base64 text is over the \(limits.maxReceiptBytes)-byte limit")
+        }
+        guard let der = Base64.decode(Array(utf8), mode: .standardLenient) else {
+            throw ReceiptError(.notBase64, reason: "the receipt is not valid base64")
+        }
+        return der
+    }
+}
