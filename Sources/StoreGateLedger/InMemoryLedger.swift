@@ -1,0 +1,214 @@
+import Foundation
+import StoreGateCore
+
+/// A ``Ledger`` kept in process memory: for tests and for trying StoreGate out.
+///
+/// It follows exactly the rules of the persistent backends (it shares their planner and
+/// calculator) and is checked by the same contract suite; it forgets everything when the
+/// process ends.
+public actor InMemoryLedger: Ledger {
+    public nonisolated let backend = "memory"
+    public nonisolated let configuration: LedgerConfiguration
+    private let planner: LedgerPlanner
+    private let metrics: LedgerMetrics
+
+    private var families: [FamilyKey: FamilyRow] = [:]
+    private var transactions: [TransactionKey: TransactionRow] = [:]
+    private var transactionsByFamily: [FamilyKey: Set<TransactionKey>] = [:]
+    private var transactionsByAccount: [AccountID: Set<TransactionKey>] = [:]
+    private var renewals: [FamilyKey: RenewalRow] = [:]
+    private var notifications: [String: NotificationRow] = [:]
+    private var notificationsByFamily: [FamilyKey: [String]] = [:]
+    private var proofs: [ProofDigest: ProofRow] = [:]
+    private var balances: [BalanceKey: ConsumableBalance] = [:]
+    private var consumptions: [AccountID: [String: ConsumptionRow]] = [:]
+    private var isClosed = false
+
+    /// Creates an empty ledger.
+    public init(configuration: LedgerConfiguration = LedgerConfiguration()) {
+        self.configuration = configuration
+        self.planner = LedgerPlanner(configuration: configuration)
+        self.metrics = LedgerMetrics(backend: "memory")
+    }
+
+    @discardableResult
+    public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.record, since: start) }
+        do throws(LedgerError) {
+            try checkOpen()
+            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
+            apply(plan)
+            metrics.recorded(outcome)
+            return outcome
+        } catch {
+            metrics.recordFailed(error)
+            throw error
+        }
+    }
+
+    @discardableResult
+    public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.notification, since: start) }
+        do throws(LedgerError) {
+            try checkOpen()
+            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let uuid = prepared.notification.summary.notificationUUID
+            if notifications[uuid] != nil {
+                metrics.notification("duplicate")
+                let owner = prepared.transaction.flatMap { families[$0.familyKey]?.account }
+                return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+            }
+            let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
+            apply(plan)
+            metrics.notification("applied")
+            return outcome
+        } catch {
+            metrics.notification("error")
+            throw error
+        }
+    }
+
+    public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
+        try checkOpen()
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.query, since: start) }
+        let owned = (transactionsByAccount[account] ?? []).compactMap { transactions[$0]?.value }
+        let familyKeys = Set(owned.map { FamilyKey(environment: $0.environment, originalTransactionId: $0.originalTransactionId) })
+        var records = AccountRecords(transactions: owned)
+        for key in familyKeys {
+            records.renewals[key] = renewals[key]
+            records.notifications += (notificationsByFamily[key] ?? []).compactMap { notifications[$0]?.summary }
+        }
+        records.balances = balances.filter { $0.key.account == account }.map(\.value)
+        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
+    }
+
+    public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
+        try checkOpen()
+        try LedgerPlanner.checkProductId(productId)
+        return balances[BalanceKey(account: account, productId: productId)]
+            ?? ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0)
+    }
+
+    @discardableResult
+    public func consume(
+        _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
+    ) async throws(LedgerError) -> ConsumptionReceipt {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.consume, since: start) }
+        do throws(LedgerError) {
+            try checkOpen()
+            try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
+            if let earlier = consumptions[account]?[idempotencyKey] {
+                guard earlier.productId == productId, earlier.quantity == quantity else {
+                    throw LedgerError(.idempotencyKeyReused, reason: "the idempotency key was used for another product or quantity", productId: productId)
+                }
+                metrics.consumption("replay")
+                return earlier.receipt(isReplay: true)
+            }
+            let key = BalanceKey(account: account, productId: productId)
+            var balance = balances[key] ?? ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0)
+            guard balance.purchased - balance.consumed >= quantity else {
+                throw LedgerError(.insufficientBalance, reason: "the balance is lower than the quantity", productId: productId, available: balance.available)
+            }
+            balance.consumed += quantity
+            balances[key] = balance
+            let row = ConsumptionRow(
+                account: account, idempotencyKey: idempotencyKey, productId: productId, quantity: quantity,
+                consumedAt: date.ledgerNormalized, remaining: balance.available
+            )
+            consumptions[account, default: [:]][idempotencyKey] = row
+            metrics.consumption("consumed")
+            return row.receipt(isReplay: false)
+        } catch {
+            metrics.consumptionFailed(error)
+            throw error
+        }
+    }
+
+    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+        try checkOpen()
+        return transactions[TransactionKey(environment: environment, transactionId: transactionId)]?.value
+    }
+
+    public func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? {
+        try checkOpen()
+        guard let sealed = proofs[digest]?.sealed else { return nil }
+        guard let encryption = configuration.encryption else {
+            throw LedgerError(.unknownEncryptionKey, reason: "a stored proof was sealed with key '\(sealed.keyID)', and no key is configured")
+        }
+        return try encryption.open(sealed, digest: digest)
+    }
+
+    public func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport {
+        try checkOpen()
+        var figures = LedgerInvariants()
+        for row in transactions.values {
+            if families[row.familyKey]?.account != row.value.account { figures.ownershipMismatches += 1 }
+            if let contribution = row.balanceContribution {
+                figures.expected[contribution.key, default: (0, 0)].purchased += contribution.purchased
+                figures.expected[contribution.key, default: (0, 0)].refunded += contribution.refunded
+            }
+        }
+        figures.stored = balances
+        for (account, rows) in consumptions {
+            for row in rows.values { figures.consumed[BalanceKey(account: account, productId: row.productId), default: 0] += row.quantity }
+        }
+        return LedgerIntegrityReport(backend: backend, problems: figures.problems)
+    }
+
+    public func close() async {
+        isClosed = true
+    }
+
+    // MARK: Rows
+
+    private func checkOpen() throws(LedgerError) {
+        if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
+    }
+
+    private func state(families keys: [FamilyKey], transactions transactionKeys: [TransactionKey]) -> PlanningState {
+        var state = PlanningState()
+        for key in keys {
+            guard let family = families[key] else { continue }
+            state.families[key] = family
+            if family.account == nil {
+                for id in transactionsByFamily[key] ?? [] { state.transactions[id] = transactions[id] }
+            }
+        }
+        for key in transactionKeys { state.transactions[key] = transactions[key] }
+        return state
+    }
+
+    private func apply(_ plan: LedgerWritePlan) {
+        if let proof = plan.proof, proofs[proof.digest] == nil { proofs[proof.digest] = proof }
+        if let notification = plan.notification {
+            let summary = notification.summary
+            notifications[summary.notificationUUID] = notification
+            if let original = summary.originalTransactionId {
+                notificationsByFamily[FamilyKey(environment: summary.environment, originalTransactionId: original), default: []]
+                    .append(summary.notificationUUID)
+            }
+        }
+        for family in plan.familyInserts + plan.familyClaims { families[family.key] = family }
+        for row in plan.transactionInserts + plan.transactionUpdates {
+            if let old = transactions[row.key]?.value.account { transactionsByAccount[old]?.remove(row.key) }
+            transactions[row.key] = row
+            transactionsByFamily[row.familyKey, default: []].insert(row.key)
+            if let owner = row.value.account { transactionsByAccount[owner, default: []].insert(row.key) }
+        }
+        for renewal in plan.renewals {
+            if let stored = renewals[renewal.key], !renewal.supersedes(stored) { continue }
+            renewals[renewal.key] = renewal
+        }
+        for delta in plan.balanceDeltas {
+            var balance = balances[delta.key] ?? ConsumableBalance(productId: delta.key.productId, purchased: 0, refunded: 0, consumed: 0)
+            balance.purchased += delta.purchased
+            balance.refunded += delta.refunded
+            balances[delta.key] = balance
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import StoreGateCore
+
+/// The entitlement store: records verified purchases and answers what each account owns.
+///
+/// Three backends implement it with the same behaviour, checked by one contract suite:
+/// ``InMemoryLedger`` (tests), `SQLiteLedger` (the embedded default) and `PostgresLedger`
+/// (several service instances sharing one database).
+///
+/// ## Recording
+/// Only verified proofs and notifications are accepted (their types have `package`
+/// initializers). A transaction is identified by (environment, transaction id) and recorded
+/// once; recording it again changes nothing unless a later observation (by Apple's signing
+/// date) changes its expiry, revocation or upgrade. Transactions sharing an original
+/// transaction id form a *family* (renewals, restores, upgrades): the first account to record
+/// any of them owns the family, so renewals accrue to that account, and another account's
+/// attempt is refused with ``LedgerError/Code/ownedByAnotherAccount`` with nothing written
+/// (receipt sharing, replays). A transaction carrying an `appAccountToken` is recorded only
+/// for the account whose token it is (``AppAccountTokenPolicy``).
+///
+/// ## Changes from Apple
+/// Refunds and revocations (receipt `cancellation_date`, JWS `revocationDate`, `REFUND` and
+/// `REVOKE` notifications) revoke the transaction they cover. Notifications are taken once by
+/// `notificationUUID` and ordered by their signing date, so duplicates and any delivery order
+/// end in the same state. A notification about a family no account owns yet waits; the first
+/// account recording the family's proof claims it.
+///
+/// ## Consumables
+/// ``consume(_:quantity:idempotencyKey:for:at:)`` is atomic in the store (not in process
+/// memory), never takes a balance below zero, and replays an earlier call with the same key.
+/// A refund of units already consumed shows as ``ConsumableBalance/refundDebt``.
+///
+/// All errors thrown are ``LedgerError``.
+public protocol Ledger: Sendable {
+    /// The backend's name: `memory`, `sqlite` or `postgres`.
+    var backend: String { get }
+
+    /// The configuration the ledger was opened with.
+    var configuration: LedgerConfiguration { get }
+
+    /// Records every transaction of a verified proof (and its renewal info) for `account`,
+    /// all or nothing.
+    ///
+    /// - Parameters:
+    ///   - proof: A proof StoreGate verified.
+    ///   - account: The customer account redeeming it.
+    /// - Returns: Which transactions were new, changed or already recorded.
+    /// - Throws: ``LedgerError/Code/ownedByAnotherAccount``, ``LedgerError/Code/appAccountTokenMismatch``,
+    ///   ``LedgerError/Code/environmentMismatch``, ``LedgerError/Code/inconsistentTransaction``,
+    ///   ``LedgerError/Code/invalidArgument``, or a storage error.
+    @discardableResult
+    func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome
+
+    /// Takes a verified App Store Server Notification: once per `notificationUUID`, its
+    /// transaction and renewal info ordered by the notification's signing date.
+    ///
+    /// - Throws: ``LedgerError/Code/invalidArgument``, ``LedgerError/Code/inconsistentTransaction``,
+    ///   or a storage error.
+    @discardableResult
+    func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome
+
+    /// Everything `account` holds at `date` (pass the injected clock's now).
+    func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements
+
+    /// The balance of one consumable for `account` (zero when it has none).
+    func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance
+
+    /// Consumes `quantity` units of a consumable, atomically.
+    ///
+    /// A second call with the same `idempotencyKey` (per account) consumes nothing and returns
+    /// the first call's receipt with `isReplay` set.
+    ///
+    /// - Parameters:
+    ///   - productId: The consumable.
+    ///   - quantity: Units to consume, at least 1.
+    ///   - idempotencyKey: The caller's key for this consumption (1...256 bytes).
+    ///   - account: Whose balance.
+    ///   - date: When it happens (the injected clock's now).
+    /// - Throws: ``LedgerError/Code/insufficientBalance`` (nothing consumed; `available` set),
+    ///   ``LedgerError/Code/idempotencyKeyReused`` (the key was used for another product or
+    ///   quantity), ``LedgerError/Code/invalidArgument``, or a storage error.
+    @discardableResult
+    func consume(
+        _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
+    ) async throws(LedgerError) -> ConsumptionReceipt
+
+    /// The recorded state of one transaction, or `nil` when it was never recorded.
+    func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction?
+
+    /// The raw proof stored under `digest`, decrypted; `nil` when none is stored (unknown, or
+    /// recorded while no encryption key was configured).
+    ///
+    /// - Throws: ``LedgerError/Code/unknownEncryptionKey`` or ``LedgerError/Code/decryptionFailed``.
+    func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]?
+
+    /// Checks the store: the database's own check (SQLite `PRAGMA integrity_check`) and the
+    /// ledger's invariants (every transaction owned by its family's owner, counters equal to
+    /// the transactions and consumptions behind them).
+    func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport
+
+    /// Releases the ledger's resources; later calls throw ``LedgerError/Code/closed``.
+    func close() async
+}
+
+extension Ledger {
+    /// Whether stored raw proofs are encrypted (otherwise none are stored).
+    public var isEncryptionConfigured: Bool { configuration.isEncryptionConfigured }
+
+    /// Warnings to log at start-up (no encryption key).
+    public var startupWarnings: [String] { configuration.startupWarnings }
+}

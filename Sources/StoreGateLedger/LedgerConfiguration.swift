@@ -1,0 +1,45 @@
+import Logging
+
+/// What every ledger backend is configured with: the product catalog, the account-token
+/// policy, encryption at rest and a logger.
+public struct LedgerConfiguration: Sendable {
+    /// Product types and subscription groups for proofs that do not state them.
+    public var catalog: ProductCatalog
+    /// How an account maps to the `appAccountToken` of its purchases.
+    public var accountTokenPolicy: AppAccountTokenPolicy
+    /// Encryption of stored raw proofs; `nil` stores no raw proofs (see ``startupWarnings``).
+    public var encryption: ProofEncryption?
+    /// Where the ledger logs (debug and trace only; never proofs or keys).
+    public var logger: Logger
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - catalog: Product types and groups for receipts (default: empty, every product falls back).
+    ///   - accountTokenPolicy: How accounts map to `appAccountToken` (default ``AppAccountTokenPolicy/accountIDIsUUID``).
+    ///   - encryption: Keys for raw proofs at rest (default none: raw proofs are not stored).
+    ///   - logger: The ledger's logger.
+    public init(
+        catalog: ProductCatalog = ProductCatalog(),
+        accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID,
+        encryption: ProofEncryption? = nil,
+        logger: Logger = Logger(label: "storegate.ledger")
+    ) {
+        self.catalog = catalog
+        self.accountTokenPolicy = accountTokenPolicy
+        self.encryption = encryption
+        self.logger = logger
+    }
+
+    /// Whether raw proofs are encrypted at rest.
+    public var isEncryptionConfigured: Bool { encryption != nil }
+
+    /// Warnings a service logs when it starts with this configuration.
+    ///
+    /// Without an encryption key the ledger keeps only each proof's SHA-256 digest, never the
+    /// proof in clear; the warning says so.
+    public var startupWarnings: [String] {
+        guard encryption == nil else { return [] }
+        return ["no ledger encryption key is configured: raw proofs are not stored, only their SHA-256 digests (set STOREGATE_LEDGER_KEYS to id=BASE64KEY to keep them, encrypted with AES-256-GCM)"]
+    }
+}

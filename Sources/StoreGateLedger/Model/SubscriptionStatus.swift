@@ -1,0 +1,49 @@
+import Foundation
+import StoreGateCore
+
+/// The state of one account's auto-renewable subscription in one subscription group, at a
+/// given date, with the transactions and notifications that decided it.
+public struct SubscriptionStatus: Sendable, Hashable, Codable {
+    /// Where the subscription stands.
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A period covers the date.
+        case active
+        /// The period ended, billing is being retried and Apple's grace period covers the date.
+        case inGracePeriod = "in_grace_period"
+        /// The period ended and Apple is retrying billing (no grace period covers the date).
+        case inBillingRetry = "in_billing_retry"
+        /// The last period ended.
+        case expired
+        /// Apple refunded or revoked the most recent transaction.
+        case revoked
+        /// The customer upgraded to another product whose transaction the ledger has not seen.
+        case upgraded
+
+        /// Whether the customer is entitled to the service: ``active`` or ``inGracePeriod``.
+        public var isEntitled: Bool { self == .active || self == .inGracePeriod }
+    }
+
+    public var subscriptionGroup: String
+    public var state: State
+    /// The product of the deciding transaction.
+    public var productId: String
+    public var environment: Environment
+    public var originalTransactionId: String
+    /// The transaction that decided the state.
+    public var decidingTransactionId: String
+    /// The end of the deciding transaction's period.
+    public var expiresDate: Date?
+    /// From the latest renewal info, when the ledger has one.
+    public var willAutoRenew: Bool?
+    public var autoRenewProductId: String?
+    public var isInBillingRetryPeriod: Bool
+    public var gracePeriodExpiresDate: Date?
+    public var expirationIntent: Int?
+    /// Every transaction of the group, by purchase date.
+    public var transactions: [RecordedTransaction]
+    /// Every notification about the group's purchases, by signing date.
+    public var notifications: [NotificationSummary]
+
+    /// Whether the customer is entitled to the service.
+    public var isEntitled: Bool { state.isEntitled }
+}

@@ -1,0 +1,43 @@
+/// What the ledger loads, under its write lock or transaction, before planning a change.
+package struct PlanningState: Sendable {
+    /// The families the change touches that exist.
+    package var families: [FamilyKey: FamilyRow]
+    /// The transactions the change touches that exist, and every transaction of a touched
+    /// family that no account owns yet (a record may claim them).
+    package var transactions: [TransactionKey: TransactionRow]
+
+    package init(families: [FamilyKey: FamilyRow] = [:], transactions: [TransactionKey: TransactionRow] = [:]) {
+        self.families = families
+        self.transactions = transactions
+    }
+}
+
+/// The writes one change makes, computed by ``LedgerPlanner`` and applied by a backend in one
+/// database transaction. Every list is sorted by key, so concurrent writers lock rows in the
+/// same order (families, transactions, renewals, then balances).
+package struct LedgerWritePlan: Sendable {
+    /// Insert unless a proof with this digest is stored.
+    package var proof: ProofRow?
+    /// Insert (the backend checked it was new).
+    package var notification: NotificationRow?
+    package var familyInserts: [FamilyRow] = []
+    /// Set the owner of families no account owned.
+    package var familyClaims: [FamilyRow] = []
+    package var transactionInserts: [TransactionRow] = []
+    package var transactionUpdates: [TransactionRow] = []
+    /// Upsert each unless the stored one supersedes it (``RenewalRow/supersedes(_:)``).
+    package var renewals: [RenewalRow] = []
+    /// Add to the purchased and refunded counters (never zero deltas).
+    package var balanceDeltas: [BalanceDelta] = []
+
+    package init(proof: ProofRow? = nil, notification: NotificationRow? = nil) {
+        self.proof = proof
+        self.notification = notification
+    }
+
+    /// Whether the plan writes transactions, families or balances.
+    package var changesEntitlements: Bool {
+        !familyInserts.isEmpty || !familyClaims.isEmpty || !transactionInserts.isEmpty
+            || !transactionUpdates.isEmpty || !balanceDeltas.isEmpty
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import StoreGateCore
+
+/// Identifies a purchase family: every transaction sharing an original transaction id.
+package struct FamilyKey: Hashable, Sendable, Comparable {
+    package var environment: Environment
+    package var originalTransactionId: String
+
+    package init(environment: Environment, originalTransactionId: String) {
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+    }
+
+    package static func < (lhs: FamilyKey, rhs: FamilyKey) -> Bool {
+        (lhs.environment.rawValue, lhs.originalTransactionId) < (rhs.environment.rawValue, rhs.originalTransactionId)
+    }
+}
+
+/// Identifies a transaction: idempotency is by (environment, transaction id).
+package struct TransactionKey: Hashable, Sendable, Comparable {
+    package var environment: Environment
+    package var transactionId: String
+
+    package init(environment: Environment, transactionId: String) {
+        self.environment = environment
+        self.transactionId = transactionId
+    }
+
+    package static func < (lhs: TransactionKey, rhs: TransactionKey) -> Bool {
+        (lhs.environment.rawValue, lhs.transactionId) < (rhs.environment.rawValue, rhs.transactionId)
+    }
+}
+
+/// A purchase family and the account that owns it (`nil` while only notifications mention it).
+package struct FamilyRow: Hashable, Sendable {
+    package var key: FamilyKey
+    package var account: AccountID?
+
+    package init(key: FamilyKey, account: AccountID?) {
+        self.key = key
+        self.account = account
+    }
+}
+
+/// A stored transaction: its public state plus whether Apple stated its type and group.
+package struct TransactionRow: Hashable, Sendable {
+    package var value: RecordedTransaction
+    /// Whether the type and subscription group came from a signed transaction (else the catalog).
+    package var hasAppleMetadata: Bool
+
+    package init(value: RecordedTransaction, hasAppleMetadata: Bool) {
+        self.value = value
+        self.hasAppleMetadata = hasAppleMetadata
+    }
+
+    package var key: TransactionKey {
+        TransactionKey(environment: value.environment, transactionId: value.transactionId)
+    }
+
+    package var familyKey: FamilyKey {
+        FamilyKey(environment: value.environment, originalTransactionId: value.originalTransactionId)
+    }
+}
+
+/// The latest renewal info of one purchase family.
+package struct RenewalRow: Hashable, Sendable {
+    package var key: FamilyKey
+    package var productId: String
+    package var autoRenewProductId: String?
+    package var willAutoRenew: Bool
+    package var expirationIntent: Int?
+    package var isInBillingRetryPeriod: Bool
+    package var gracePeriodExpiresDate: Date?
+    package var renewalDate: Date?
+    /// The signing date of the observation (the renewal info's, or its notification's).
+    package var observedAt: Date
+
+    package init(
+        key: FamilyKey, productId: String, autoRenewProductId: String?, willAutoRenew: Bool,
+        expirationIntent: Int?, isInBillingRetryPeriod: Bool, gracePeriodExpiresDate: Date?,
+        renewalDate: Date?, observedAt: Date
+    ) {
+        self.key = key
+        self.productId = productId
+        self.autoRenewProductId = autoRenewProductId
+        self.willAutoRenew = willAutoRenew
+        self.expirationIntent = expirationIntent
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.renewalDate = renewalDate
+        self.observedAt = observedAt
+    }
+
+    /// A canonical text of every field but the date: breaks ties between observations signed
+    /// in the same millisecond, so the winner never depends on delivery order.
+    package var tiebreak: String {
+        [
+            productId, autoRenewProductId ?? "", willAutoRenew ? "1" : "0",
+            expirationIntent.map(String.init) ?? "", isInBillingRetryPeriod ? "1" : "0",
+            gracePeriodExpiresDate.map { String($0.ledgerMilliseconds) } ?? "",
+            renewalDate.map { String($0.ledgerMilliseconds) } ?? "",
+        ].joined(separator: "|")
+    }
+
+    /// Whether this observation replaces `other`: later signing date, then the tiebreak.
+    package func supersedes(_ other: RenewalRow) -> Bool {
+        (observedAt.ledgerMilliseconds, tiebreak) > (other.observedAt.ledgerMilliseconds, other.tiebreak)
+    }
+}
+
+/// A stored notification.
+package struct NotificationRow: Hashable, Sendable {
+    package var summary: NotificationSummary
+    package var proofDigest: ProofDigest
+
+    package init(summary: NotificationSummary, proofDigest: ProofDigest) {
+        self.summary = summary
+        self.proofDigest = proofDigest
+    }
+}
+
+/// A stored proof: its digest, and the proof sealed when encryption is configured.
+package struct ProofRow: Hashable, Sendable {
+    package var digest: ProofDigest
+    package var kind: ProofKind
+    package var environment: Environment
+    package var sealed: SealedProof?
+    package var receivedAt: Date
+
+    package init(digest: ProofDigest, kind: ProofKind, environment: Environment, sealed: SealedProof?, receivedAt: Date) {
+        self.digest = digest
+        self.kind = kind
+        self.environment = environment
+        self.sealed = sealed
+        self.receivedAt = receivedAt
+    }
+}
+
+/// The consumable counters of one account and product.
+package struct BalanceKey: Hashable, Sendable, Comparable {
+    package var account: AccountID
+    package var productId: String
+
+    package init(account: AccountID, productId: String) {
+        self.account = account
+        self.productId = productId
+    }
+
+    package static func < (lhs: BalanceKey, rhs: BalanceKey) -> Bool {
+        (lhs.account.rawValue, lhs.productId) < (rhs.account.rawValue, rhs.productId)
+    }
+}
+
+/// A change to the purchased and refunded counters of one balance.
+package struct BalanceDelta: Hashable, Sendable {
+    package var key: BalanceKey
+    package var purchased: Int
+    package var refunded: Int
+}
+
+/// A recorded consumption, kept by idempotency key.
+package struct ConsumptionRow: Hashable, Sendable {
+    package var account: AccountID
+    package var idempotencyKey: String
+    package var productId: String
+    package var quantity: Int
+    package var consumedAt: Date
+    package var remaining: Int
+
+    package init(account: AccountID, idempotencyKey: String, productId: String, quantity: Int, consumedAt: Date, remaining: Int) {
+        self.account = account
+        self.idempotencyKey = idempotencyKey
+        self.productId = productId
+        self.quantity = quantity
+        self.consumedAt = consumedAt
+        self.remaining = remaining
+    }
+
+    package func receipt(isReplay: Bool) -> ConsumptionReceipt {
+        ConsumptionReceipt(
+            account: account, productId: productId, quantity: quantity, idempotencyKey: idempotencyKey,
+            consumedAt: consumedAt, remaining: remaining, isReplay: isReplay
+        )
+    }
+}

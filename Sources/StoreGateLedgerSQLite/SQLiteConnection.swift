@@ -1,0 +1,206 @@
+import StoreGateLedger
+import VaporCSQLite
+
+/// One SQLite connection on the C library vendored by sqlite-nio, with its prepared
+/// statements cached by SQL text.
+///
+/// `@unchecked Sendable` because one thread uses it at a time: the writer connection only
+/// under ``SQLiteLedger``'s writer lock, a reader only while taken out of the reader pool for
+/// one call. SQLite itself runs in multi-thread mode (`SQLITE_OPEN_NOMUTEX`), which allows
+/// exactly this.
+final class SQLiteConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    private var isClosed = false
+
+    /// Opens (creating when `create`) the database at `path`.
+    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32) throws(LedgerError) {
+        var pointer: OpaquePointer?
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if create { flags |= SQLITE_OPEN_CREATE }
+        let status = sqlite_nio_sqlite3_open_v2(path, &pointer, flags, nil)
+        guard let pointer else {
+            throw LedgerError(.storage, reason: "SQLite could not allocate a connection (status \(status))")
+        }
+        guard status == SQLITE_OK else {
+            let message = String(cString: sqlite_nio_sqlite3_errmsg(pointer))
+            sqlite_nio_sqlite3_close_v2(pointer)
+            throw LedgerError(.storage, reason: "SQLite could not open the database: \(message)")
+        }
+        handle = pointer
+        sqlite_nio_sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finalizes every statement and closes the connection.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        statements.removeAll()
+        sqlite_nio_sqlite3_close_v2(handle)
+    }
+
+    /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).
+    func execute(_ sql: String) throws(LedgerError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, &message)
+        if status != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? "status \(status)"
+            sqlite_nio_sqlite3_free(message)
+            throw error(status, text)
+        }
+    }
+
+    /// Runs a cached statement with `binds`, calling `row` for each result row.
+    func query(_ sql: String, _ binds: [SQLiteValue] = [], row: (SQLiteRow) throws(LedgerError) -> Void) throws(LedgerError) {
+        let statement = try prepared(sql)
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        try bind(binds, to: statement)
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_ROW {
+                try row(SQLiteRow(statement: statement))
+            } else if status == SQLITE_DONE {
+                return
+            } else {
+                throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+            }
+        }
+    }
+
+    /// Runs a cached statement and returns the number of rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ binds: [SQLiteValue] = []) throws(LedgerError) -> Int {
+        try query(sql, binds) { _ throws(LedgerError) in }
+        return Int(sqlite_nio_sqlite3_changes(handle))
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes), rolling back on error.
+    func transaction<T>(immediate: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try run(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try run("COMMIT")
+            return result
+        } catch {
+            _ = try? run("ROLLBACK")  // the original error is what matters; a failed rollback leaves no transaction open
+            throw error
+        }
+    }
+
+    private func prepared(_ sql: String) throws(LedgerError) -> OpaquePointer {
+        if isClosed { throw LedgerError(.closed, reason: "the SQLite connection is closed") }
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ binds: [SQLiteValue], to statement: OpaquePointer) throws(LedgerError) {
+        for (offset, value) in binds.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null:
+                status = sqlite_nio_sqlite3_bind_null(statement, index)
+            case .integer(let number):
+                status = sqlite_nio_sqlite3_bind_int64(statement, index, number)
+            case .text(let text):
+                var copy = text
+                status = copy.withUTF8 { buffer in
+                    // An empty buffer may have no base address, which SQLite would read as NULL.
+                    let base = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(emptyBytes)
+                    return sqlite_nio_sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), transientDestructor)
+                }
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { buffer in
+                    let base = buffer.baseAddress ?? UnsafeRawPointer(emptyBytes)
+                    return sqlite_nio_sqlite3_bind_blob(statement, index, base, Int32(buffer.count), transientDestructor)
+                }
+            }
+            guard status == SQLITE_OK else {
+                throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+            }
+        }
+    }
+
+    private func error(_ status: Int32, _ message: String) -> LedgerError {
+        let primary = status & 0xFF
+        let retryable = primary == SQLITE_BUSY || primary == SQLITE_LOCKED
+        return LedgerError(.storage, reason: "SQLite: \(message) (code \(status))", isRetryable: retryable)
+    }
+}
+
+/// `SQLITE_TRANSIENT`: SQLite copies bound values before the call returns.
+private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A non-null pointer for binding empty text or blobs.
+/// Never written after initialization.
+nonisolated(unsafe) private let emptyBytes: UnsafeMutablePointer<UInt8> = {
+    let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    pointer.initialize(to: 0)
+    return pointer
+}()
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case text(String)
+    case blob([UInt8])
+
+    static func optional(_ text: String?) -> SQLiteValue { text.map { .text($0) } ?? .null }
+    static func optional(_ number: Int64?) -> SQLiteValue { number.map { .integer($0) } ?? .null }
+    static func optional(_ number: Int?) -> SQLiteValue { number.map { .integer(Int64($0)) } ?? .null }
+    static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
+}
+
+/// The current result row of a statement; valid only inside the row callback.
+struct SQLiteRow {
+    let statement: OpaquePointer
+
+    func isNull(_ column: Int32) -> Bool {
+        sqlite_nio_sqlite3_column_type(statement, column) == SQLITE_NULL
+    }
+
+    func integer(_ column: Int32) -> Int64 {
+        sqlite_nio_sqlite3_column_int64(statement, column)
+    }
+
+    func optionalInteger(_ column: Int32) -> Int64? {
+        isNull(column) ? nil : integer(column)
+    }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite_nio_sqlite3_column_text(statement, column) else { return "" }
+        let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func optionalText(_ column: Int32) -> String? {
+        isNull(column) ? nil : text(column)
+    }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        // column_blob first, then column_bytes, as SQLite's documentation asks.
+        let pointer = sqlite_nio_sqlite3_column_blob(statement, column)
+        let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    func optionalBlob(_ column: Int32) -> [UInt8]? {
+        isNull(column) ? nil : blob(column)
+    }
+}

@@ -1,0 +1,338 @@
+import Foundation
+import StoreGateCore
+import StoreGateLedger
+
+/// Loading and storing the ledger's rows in SQLite.
+extension SQLiteLedger {
+    static let transactionColumns = """
+        environment, transaction_id, original_transaction_id, account_id, bundle_id, product_id, product_type, \
+        has_apple_metadata, subscription_group, quantity, purchase_date, original_purchase_date, expires_date, \
+        revocation_date, revocation_reason, is_upgraded, web_order_line_item_id, app_account_token, observed_at, \
+        source, proof_digest
+        """
+
+    // MARK: Loading
+
+    static func loadState(_ connection: SQLiteConnection, families: [FamilyKey], transactions: [TransactionKey]) throws(LedgerError) -> PlanningState {
+        var state = PlanningState()
+        for key in families {
+            try connection.query(
+                "SELECT account_id FROM ledger_families WHERE environment = ? AND original_transaction_id = ?",
+                [.text(key.environment.rawValue), .text(key.originalTransactionId)]
+            ) { row throws(LedgerError) in
+                state.families[key] = FamilyRow(key: key, account: try row.optionalText(0).map(account))
+            }
+            if let family = state.families[key], family.account == nil {
+                try connection.query(
+                    "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL",
+                    [.text(key.environment.rawValue), .text(key.originalTransactionId)]
+                ) { row throws(LedgerError) in
+                    let transaction = try decodeTransaction(row)
+                    state.transactions[transaction.key] = transaction
+                }
+            }
+        }
+        for row in try loadTransactions(connection, transactions) {
+            state.transactions[row.key] = row
+        }
+        return state
+    }
+
+    static func loadTransactions(_ connection: SQLiteConnection, _ keys: [TransactionKey]) throws(LedgerError) -> [TransactionRow] {
+        var rows: [TransactionRow] = []
+        for key in keys {
+            try connection.query(
+                "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?",
+                [.text(key.environment.rawValue), .text(key.transactionId)]
+            ) { row throws(LedgerError) in
+                rows.append(try decodeTransaction(row))
+            }
+        }
+        return rows
+    }
+
+    static func loadAccount(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> AccountRecords {
+        var records = AccountRecords()
+        let id = SQLiteValue.text(account.rawValue)
+        try connection.query("SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = ?", [id]) { row throws(LedgerError) in
+            records.transactions.append(try decodeTransaction(row).value)
+        }
+        guard !records.transactions.isEmpty else { return records }
+        try connection.query("""
+            SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
+                   r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
+            FROM ledger_renewals r JOIN ledger_families f
+              ON f.environment = r.environment AND f.original_transaction_id = r.original_transaction_id
+            WHERE f.account_id = ?
+            """, [id]
+        ) { row throws(LedgerError) in
+            let key = FamilyKey(environment: Environment(rawValue: row.text(0)), originalTransactionId: row.text(1))
+            records.renewals[key] = RenewalRow(
+                key: key,
+                productId: row.text(2),
+                autoRenewProductId: row.optionalText(3),
+                willAutoRenew: row.integer(4) != 0,
+                expirationIntent: row.optionalInteger(5).map { Int($0) },
+                isInBillingRetryPeriod: row.integer(6) != 0,
+                gracePeriodExpiresDate: row.optionalInteger(7).map(Date.init(ledgerMilliseconds:)),
+                renewalDate: row.optionalInteger(8).map(Date.init(ledgerMilliseconds:)),
+                observedAt: Date(ledgerMilliseconds: row.integer(9))
+            )
+        }
+        try connection.query("""
+            SELECT n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.transaction_id,
+                   n.original_transaction_id
+            FROM ledger_notifications n JOIN ledger_families f
+              ON f.environment = n.environment AND f.original_transaction_id = n.original_transaction_id
+            WHERE f.account_id = ?
+            """, [id]
+        ) { row throws(LedgerError) in
+            records.notifications.append(NotificationSummary(
+                notificationUUID: row.text(0),
+                notificationType: row.text(1),
+                subtype: row.optionalText(2),
+                signedDate: Date(ledgerMilliseconds: row.integer(3)),
+                environment: Environment(rawValue: row.text(4)),
+                transactionId: row.optionalText(5),
+                originalTransactionId: row.optionalText(6)
+            ))
+        }
+        try connection.query("SELECT product_id, purchased, refunded, consumed FROM ledger_balances WHERE account_id = ?", [id]) { row throws(LedgerError) in
+            records.balances.append(ConsumableBalance(
+                productId: row.text(0), purchased: Int(row.integer(1)), refunded: Int(row.integer(2)), consumed: Int(row.integer(3))
+            ))
+        }
+        return records
+    }
+
+    // MARK: Storing
+
+    static func apply(_ plan: LedgerWritePlan, _ connection: SQLiteConnection) throws(LedgerError) {
+        let now = SQLiteValue.integer(Date().ledgerMilliseconds)
+        if let proof = plan.proof {
+            try connection.run(
+                "INSERT INTO ledger_proofs (digest, kind, environment, key_id, sealed, received_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
+                [
+                    .blob(proof.digest.bytes), .text(proof.kind.rawValue), .text(proof.environment.rawValue),
+                    .optional(proof.sealed?.keyID), proof.sealed.map { .blob($0.combined) } ?? .null,
+                    .integer(proof.receivedAt.ledgerMilliseconds),
+                ]
+            )
+        }
+        if let notification = plan.notification {
+            let summary = notification.summary
+            try connection.run("""
+                INSERT INTO ledger_notifications (notification_uuid, environment, notification_type, subtype, signed_date,
+                    transaction_id, original_transaction_id, proof_digest, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [
+                    .text(summary.notificationUUID), .text(summary.environment.rawValue), .text(summary.notificationType),
+                    .optional(summary.subtype), .integer(summary.signedDate.ledgerMilliseconds), .optional(summary.transactionId),
+                    .optional(summary.originalTransactionId), .blob(notification.proofDigest.bytes), now,
+                ]
+            )
+        }
+        for family in plan.familyInserts {
+            try connection.run(
+                "INSERT INTO ledger_families (environment, original_transaction_id, account_id) VALUES (?, ?, ?)",
+                [.text(family.key.environment.rawValue), .text(family.key.originalTransactionId), .optional(family.account?.rawValue)]
+            )
+        }
+        for family in plan.familyClaims {
+            try connection.run(
+                "UPDATE ledger_families SET account_id = ? WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL",
+                [.optional(family.account?.rawValue), .text(family.key.environment.rawValue), .text(family.key.originalTransactionId)]
+            )
+        }
+        for row in plan.transactionInserts {
+            try connection.run(
+                "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                transactionValues(row) + [now, now]
+            )
+        }
+        for row in plan.transactionUpdates {
+            let value = row.value
+            try connection.run("""
+                UPDATE ledger_transactions SET account_id = ?, product_type = ?, has_apple_metadata = ?, subscription_group = ?,
+                    original_purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?, is_upgraded = ?,
+                    web_order_line_item_id = ?, app_account_token = ?, observed_at = ?, source = ?, proof_digest = ?, updated_at = ?
+                WHERE environment = ? AND transaction_id = ?
+                """, [
+                    .optional(value.account?.rawValue), .text(value.productType.rawValue), .bool(row.hasAppleMetadata),
+                    .text(value.subscriptionGroup), .optional(value.originalPurchaseDate?.ledgerMilliseconds),
+                    .optional(value.expiresDate?.ledgerMilliseconds), .optional(value.revocationDate?.ledgerMilliseconds),
+                    .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
+                    .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
+                    .text(value.source.rawValue), value.proofDigest.map { .blob($0.bytes) } ?? .null, now,
+                    .text(value.environment.rawValue), .text(value.transactionId),
+                ]
+            )
+        }
+        for renewal in plan.renewals {
+            try connection.run("""
+                INSERT INTO ledger_renewals (environment, original_transaction_id, product_id, auto_renew_product_id, will_auto_renew,
+                    expiration_intent, is_in_billing_retry_period, grace_period_expires_date, renewal_date, observed_at, tiebreak)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET
+                    product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
+                    will_auto_renew = excluded.will_auto_renew, expiration_intent = excluded.expiration_intent,
+                    is_in_billing_retry_period = excluded.is_in_billing_retry_period,
+                    grace_period_expires_date = excluded.grace_period_expires_date, renewal_date = excluded.renewal_date,
+                    observed_at = excluded.observed_at, tiebreak = excluded.tiebreak
+                WHERE (excluded.observed_at, excluded.tiebreak) > (ledger_renewals.observed_at, ledger_renewals.tiebreak)
+                """, [
+                    .text(renewal.key.environment.rawValue), .text(renewal.key.originalTransactionId), .text(renewal.productId),
+                    .optional(renewal.autoRenewProductId), .bool(renewal.willAutoRenew), .optional(renewal.expirationIntent),
+                    .bool(renewal.isInBillingRetryPeriod), .optional(renewal.gracePeriodExpiresDate?.ledgerMilliseconds),
+                    .optional(renewal.renewalDate?.ledgerMilliseconds), .integer(renewal.observedAt.ledgerMilliseconds),
+                    .text(renewal.tiebreak),
+                ]
+            )
+        }
+        for delta in plan.balanceDeltas {
+            try connection.run("""
+                INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed) VALUES (?, ?, ?, ?, 0)
+                ON CONFLICT (account_id, product_id) DO UPDATE SET
+                    purchased = ledger_balances.purchased + excluded.purchased,
+                    refunded = ledger_balances.refunded + excluded.refunded
+                """, [
+                    .text(delta.key.account.rawValue), .text(delta.key.productId),
+                    .integer(Int64(delta.purchased)), .integer(Int64(delta.refunded)),
+                ]
+            )
+        }
+    }
+
+    static func consume(
+        _ connection: SQLiteConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date
+    ) throws(LedgerError) -> ConsumptionReceipt {
+        var earlier: ConsumptionRow?
+        try connection.query(
+            "SELECT product_id, quantity, consumed_at, remaining FROM ledger_consumptions WHERE account_id = ? AND idempotency_key = ?",
+            [.text(account.rawValue), .text(key)]
+        ) { row throws(LedgerError) in
+            earlier = ConsumptionRow(
+                account: account, idempotencyKey: key, productId: row.text(0), quantity: Int(row.integer(1)),
+                consumedAt: Date(ledgerMilliseconds: row.integer(2)), remaining: Int(row.integer(3))
+            )
+        }
+        if let earlier {
+            guard earlier.productId == productId, earlier.quantity == quantity else {
+                throw LedgerError(.idempotencyKeyReused, reason: "the idempotency key was used for another product or quantity", productId: productId)
+            }
+            return earlier.receipt(isReplay: true)
+        }
+        var remaining: Int?
+        try connection.query(
+            "UPDATE ledger_balances SET consumed = consumed + ?1 WHERE account_id = ?2 AND product_id = ?3 AND purchased - consumed >= ?1 RETURNING purchased - consumed",
+            [.integer(Int64(quantity)), .text(account.rawValue), .text(productId)]
+        ) { row throws(LedgerError) in
+            remaining = Int(row.integer(0))
+        }
+        guard let remaining else {
+            var available = 0
+            try connection.query(
+                "SELECT MAX(purchased - consumed, 0) FROM ledger_balances WHERE account_id = ? AND product_id = ?",
+                [.text(account.rawValue), .text(productId)]
+            ) { row throws(LedgerError) in
+                available = Int(row.integer(0))
+            }
+            throw LedgerError(.insufficientBalance, reason: "the balance is lower than the quantity", productId: productId, available: available)
+        }
+        let row = ConsumptionRow(
+            account: account, idempotencyKey: key, productId: productId, quantity: quantity,
+            consumedAt: date.ledgerNormalized, remaining: max(0, remaining)
+        )
+        try connection.run(
+            "INSERT INTO ledger_consumptions (account_id, idempotency_key, product_id, quantity, consumed_at, remaining) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(account.rawValue), .text(key), .text(productId), .integer(Int64(quantity)), .integer(row.consumedAt.ledgerMilliseconds), .integer(Int64(row.remaining))]
+        )
+        return row.receipt(isReplay: false)
+    }
+
+    static func invariants(_ connection: SQLiteConnection) throws(LedgerError) -> LedgerInvariants {
+        var figures = LedgerInvariants()
+        try connection.query("""
+            SELECT COUNT(*) FROM ledger_transactions t LEFT JOIN ledger_families f
+              ON f.environment = t.environment AND f.original_transaction_id = t.original_transaction_id
+            WHERE f.original_transaction_id IS NULL OR t.account_id IS NOT f.account_id
+            """) { row throws(LedgerError) in
+            figures.ownershipMismatches = Int(row.integer(0))
+        }
+        try connection.query("""
+            SELECT account_id, product_id,
+                   SUM(CASE WHEN revocation_date IS NULL THEN quantity ELSE 0 END),
+                   SUM(CASE WHEN revocation_date IS NULL THEN 0 ELSE quantity END)
+            FROM ledger_transactions WHERE account_id IS NOT NULL AND product_type = ? GROUP BY account_id, product_id
+            """, [.text(ProductType.consumable.rawValue)]) { row throws(LedgerError) in
+            let key = BalanceKey(account: try account(row.text(0)), productId: row.text(1))
+            figures.expected[key] = (Int(row.integer(2)), Int(row.integer(3)))
+        }
+        try connection.query("SELECT account_id, product_id, purchased, refunded, consumed FROM ledger_balances") { row throws(LedgerError) in
+            let key = BalanceKey(account: try account(row.text(0)), productId: row.text(1))
+            figures.stored[key] = ConsumableBalance(productId: key.productId, purchased: Int(row.integer(2)), refunded: Int(row.integer(3)), consumed: Int(row.integer(4)))
+        }
+        try connection.query("SELECT account_id, product_id, SUM(quantity) FROM ledger_consumptions GROUP BY account_id, product_id") { row throws(LedgerError) in
+            figures.consumed[BalanceKey(account: try account(row.text(0)), productId: row.text(1))] = Int(row.integer(2))
+        }
+        return figures
+    }
+
+    // MARK: Decoding
+
+    private static func account(_ text: String) throws(LedgerError) -> AccountID {
+        do { return try AccountID(text) } catch {
+            throw LedgerError(.storage, reason: "a stored account id is not valid")
+        }
+    }
+
+    private static func transactionValues(_ row: TransactionRow) -> [SQLiteValue] {
+        let value = row.value
+        return [
+            .text(value.environment.rawValue), .text(value.transactionId), .text(value.originalTransactionId),
+            .optional(value.account?.rawValue), .text(value.bundleId), .text(value.productId), .text(value.productType.rawValue),
+            .bool(row.hasAppleMetadata), .text(value.subscriptionGroup), .integer(Int64(value.quantity)),
+            .integer(value.purchaseDate.ledgerMilliseconds), .optional(value.originalPurchaseDate?.ledgerMilliseconds),
+            .optional(value.expiresDate?.ledgerMilliseconds), .optional(value.revocationDate?.ledgerMilliseconds),
+            .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
+            .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
+            .text(value.source.rawValue), value.proofDigest.map { .blob($0.bytes) } ?? .null,
+        ]
+    }
+
+    private static func decodeTransaction(_ row: SQLiteRow) throws(LedgerError) -> TransactionRow {
+        guard let source = ProofKind(rawValue: row.text(19)) else {
+            throw LedgerError(.storage, reason: "a stored transaction names an unknown proof kind")
+        }
+        var token: UUID?
+        if let text = row.optionalText(17) {
+            guard let parsed = UUID(uuidString: text) else {
+                throw LedgerError(.storage, reason: "a stored appAccountToken is not a UUID")
+            }
+            token = parsed
+        }
+        let value = RecordedTransaction(
+            environment: Environment(rawValue: row.text(0)),
+            transactionId: row.text(1),
+            originalTransactionId: row.text(2),
+            account: try row.optionalText(3).map(account),
+            bundleId: row.text(4),
+            productId: row.text(5),
+            productType: ProductType(rawValue: row.text(6)),
+            subscriptionGroup: row.text(8),
+            quantity: Int(row.integer(9)),
+            purchaseDate: Date(ledgerMilliseconds: row.integer(10)),
+            originalPurchaseDate: row.optionalInteger(11).map(Date.init(ledgerMilliseconds:)),
+            expiresDate: row.optionalInteger(12).map(Date.init(ledgerMilliseconds:)),
+            revocationDate: row.optionalInteger(13).map(Date.init(ledgerMilliseconds:)),
+            revocationReason: row.optionalInteger(14).map { Int($0) },
+            isUpgraded: row.integer(15) != 0,
+            webOrderLineItemId: row.optionalText(16),
+            appAccountToken: token,
+            observedAt: Date(ledgerMilliseconds: row.integer(18)),
+            source: source,
+            proofDigest: try row.optionalBlob(20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) }
+        )
+        return TransactionRow(value: value, hasAppleMetadata: row.integer(7) != 0)
+    }
+}

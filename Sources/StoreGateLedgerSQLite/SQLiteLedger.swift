@@ -1,0 +1,319 @@
+import Foundation
+import Logging
+import SQLiteNIO
+import StoreGateCore
+import StoreGateLedger
+import Synchronization
+
+/// The embedded ``Ledger``: one SQLite file in WAL mode, on the SQLite library sqlite-nio
+/// vendors (no system package needed).
+///
+/// ## Threads
+/// Calls run synchronously on the calling task's thread — Swift's cooperative pool, never a
+/// NIO event loop: when a call arrives on an event loop thread (or NIO has taken over the
+/// global executor), the work moves to `NIOThreadPool.singleton` instead. Each call holds a
+/// connection for tens of microseconds; a thread hop per query would cost more than the
+/// query. Writes go through one writer connection under a lock (SQLite has one writer at a
+/// time anyway), each in a `BEGIN IMMEDIATE` transaction; reads use a small pool of reader
+/// connections, which WAL lets run beside the writer. Statements are prepared once per
+/// connection and reused.
+///
+/// ## Durability
+/// A call returns only after its transaction committed. With ``Options/Synchronous/normal``
+/// (the default) a commit survives the process being killed; with
+/// ``Options/Synchronous/full`` it also survives power loss, at the cost of an fsync per
+/// commit.
+///
+/// ## Processes
+/// Several processes may open the same file: `BEGIN IMMEDIATE` and the busy timeout serialize
+/// their writes, so consumption stays exact across processes. Migrations are versioned and
+/// applied at open, idempotently.
+public final class SQLiteLedger: Ledger {
+    /// How the file is opened.
+    public struct Options: Sendable {
+        /// SQLite's `synchronous` setting.
+        public enum Synchronous: String, Sendable {
+            /// Durable across process crashes; the last commits may be lost on power loss.
+            case normal = "NORMAL"
+            /// Durable across power loss: an fsync per commit.
+            case full = "FULL"
+        }
+
+        public var synchronous: Synchronous
+        /// How long a write waits for another process's write to finish.
+        public var busyTimeout: Duration
+        /// Reader connections kept open between calls.
+        public var maximumIdleReaders: Int
+
+        /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core.
+        public init(
+            synchronous: Synchronous = .normal,
+            busyTimeout: Duration = .seconds(5),
+            maximumIdleReaders: Int = ProcessInfo.processInfo.activeProcessorCount
+        ) {
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+            self.maximumIdleReaders = maximumIdleReaders
+        }
+    }
+
+    public let backend = "sqlite"
+    public let configuration: LedgerConfiguration
+    /// The database file.
+    public let path: String
+    public let options: Options
+    let planner: LedgerPlanner
+    let metrics: LedgerMetrics
+    private let writer: Mutex<SQLiteConnection?>
+    private let readers: Mutex<ReaderPool>
+
+    private struct ReaderPool: ~Copyable {
+        var idle: [SQLiteConnection] = []
+        var isClosed = false
+    }
+
+    /// Opens (creating if needed) the ledger file at `path` and applies missing migrations.
+    ///
+    /// Blocking: call it at start-up, not on an event loop.
+    ///
+    /// - Throws: ``LedgerError/Code/storage`` when the file cannot be opened,
+    ///   ``LedgerError/Code/migration`` or ``LedgerError/Code/schemaTooNew``.
+    public init(path: String, configuration: LedgerConfiguration = LedgerConfiguration(), options: Options = Options()) throws(LedgerError) {
+        self.path = path
+        self.configuration = configuration
+        self.options = options
+        self.planner = LedgerPlanner(configuration: configuration)
+        self.metrics = LedgerMetrics(backend: "sqlite")
+        let connection = try SQLiteConnection(path: path, create: true, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        var mode = ""
+        try connection.query("PRAGMA journal_mode = WAL") { row throws(LedgerError) in mode = row.text(0) }
+        guard mode.lowercased() == "wal" else {
+            throw LedgerError(.storage, reason: "SQLite refused WAL mode (journal_mode is \(mode))")
+        }
+        try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
+        self.writer = Mutex(connection)
+        self.readers = Mutex(ReaderPool())
+        configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
+    }
+
+    deinit {
+        writer.withLock { $0?.close() }
+        readers.withLock { pool in
+            for connection in pool.idle { connection.close() }
+        }
+    }
+
+    // MARK: Ledger
+
+    @discardableResult
+    public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.record, since: start) }
+        do throws(LedgerError) {
+            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let outcome = try await perform { () throws(LedgerError) in
+                try self.write { connection throws(LedgerError) in
+                    let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+                    let (plan, outcome) = try self.planner.plan(prepared, state: state)
+                    try Self.apply(plan, connection)
+                    return outcome
+                }
+            }
+            metrics.recorded(outcome)
+            return outcome
+        } catch {
+            metrics.recordFailed(error)
+            throw error
+        }
+    }
+
+    @discardableResult
+    public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.notification, since: start) }
+        do throws(LedgerError) {
+            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let outcome = try await perform { () throws(LedgerError) in
+                try self.write { connection throws(LedgerError) -> NotificationOutcome in
+                    let uuid = prepared.notification.summary.notificationUUID
+                    var exists = false
+                    try connection.query("SELECT 1 FROM ledger_notifications WHERE notification_uuid = ?", [.text(uuid)]) { _ throws(LedgerError) in
+                        exists = true
+                    }
+                    let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+                    if exists {
+                        let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
+                        return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+                    }
+                    let (plan, outcome) = try self.planner.plan(prepared, state: state)
+                    try Self.apply(plan, connection)
+                    return outcome
+                }
+            }
+            metrics.notification(outcome.isDuplicate ? "duplicate" : "applied")
+            return outcome
+        } catch {
+            metrics.notification("error")
+            throw error
+        }
+    }
+
+    public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.query, since: start) }
+        let records = try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in try Self.loadAccount(connection, account) }
+        }
+        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
+    }
+
+    public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
+        try LedgerPlanner.checkProductId(productId)
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                var balance = ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0)
+                try connection.query(
+                    "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = ? AND product_id = ?",
+                    [.text(account.rawValue), .text(productId)]
+                ) { row throws(LedgerError) in
+                    balance = ConsumableBalance(productId: productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2)))
+                }
+                return balance
+            }
+        }
+    }
+
+    @discardableResult
+    public func consume(
+        _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
+    ) async throws(LedgerError) -> ConsumptionReceipt {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.consume, since: start) }
+        do throws(LedgerError) {
+            try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
+            let receipt = try await perform { () throws(LedgerError) in
+                try self.write { connection throws(LedgerError) in
+                    try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
+                }
+            }
+            metrics.consumption(receipt.isReplay ? "replay" : "consumed")
+            return receipt
+        } catch {
+            metrics.consumptionFailed(error)
+            throw error
+        }
+    }
+
+    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+        try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                try Self.loadTransactions(connection, [TransactionKey(environment: environment, transactionId: transactionId)]).first?.value
+            }
+        }
+    }
+
+    public func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? {
+        let sealed = try await perform { () throws(LedgerError) -> SealedProof? in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                var sealed: SealedProof?
+                try connection.query("SELECT key_id, sealed FROM ledger_proofs WHERE digest = ? AND sealed IS NOT NULL", [.blob(digest.bytes)]) { row throws(LedgerError) in
+                    sealed = SealedProof(keyID: row.text(0), combined: row.blob(1))
+                }
+                return sealed
+            }
+        }
+        guard let sealed else { return nil }
+        guard let encryption = configuration.encryption else {
+            throw LedgerError(.unknownEncryptionKey, reason: "a stored proof was sealed with key '\(sealed.keyID)', and no key is configured")
+        }
+        return try encryption.open(sealed, digest: digest)
+    }
+
+    public func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport {
+        try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                var problems: [String] = []
+                try connection.query("PRAGMA integrity_check") { row throws(LedgerError) in
+                    let line = row.text(0)
+                    if line != "ok" { problems.append("integrity_check: \(line)") }
+                }
+                problems += try Self.invariants(connection).problems
+                return LedgerIntegrityReport(backend: "sqlite", problems: problems)
+            }
+        }
+    }
+
+    public func close() async {
+        writer.withLock { state in
+            state?.close()
+            state = nil
+        }
+        readers.withLock { pool in
+            pool.isClosed = true
+            for connection in pool.idle { connection.close() }
+            pool.idle.removeAll()
+        }
+    }
+
+    // MARK: Connections and threads
+
+    /// Runs blocking SQLite work: inline on the caller's thread, or on `NIOThreadPool.singleton`
+    /// when that thread is a NIO event loop (SQLite must never block one).
+    private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(LedgerError) -> T) async throws(LedgerError) -> T {
+        guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
+            return try body()
+        }
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { try body() }
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw LedgerError(.storage, reason: "the SQLite thread pool is not running", isRetryable: true)
+        }
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection.
+    private func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try writer.withLock { connection throws(LedgerError) -> T in
+            guard let connection else { throw LedgerError(.closed, reason: "the ledger is closed") }
+            return try connection.transaction(immediate: true) { () throws(LedgerError) in try body(connection) }
+        }
+    }
+
+    /// Runs `body` on a reader connection, in a read transaction when `snapshot` (several
+    /// statements that must see one state).
+    private func read<T>(snapshot: Bool, _ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        let connection = try takeReader()
+        defer { giveBack(connection) }
+        if snapshot {
+            return try connection.transaction(immediate: false) { () throws(LedgerError) in try body(connection) }
+        }
+        return try body(connection)
+    }
+
+    private func takeReader() throws(LedgerError) -> SQLiteConnection {
+        let (idle, isClosed) = readers.withLock { pool -> (SQLiteConnection?, Bool) in
+            (pool.idle.popLast(), pool.isClosed)
+        }
+        if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
+        if let idle { return idle }
+        let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        try connection.execute("PRAGMA query_only = 1")
+        return connection
+    }
+
+    private func giveBack(_ connection: SQLiteConnection) {
+        let kept = readers.withLock { pool -> Bool in
+            guard !pool.isClosed, pool.idle.count < options.maximumIdleReaders else { return false }
+            pool.idle.append(connection)
+            return true
+        }
+        if !kept { connection.close() }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
