@@ -23,7 +23,7 @@ extension SignedDataVerifier {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyNotification(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedNotification {
-        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+        let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try ResponseBodyV2DecodedPayload(object: object)
         }
         let authentication: Authentication
@@ -33,7 +33,7 @@ extension SignedDataVerifier {
         if let signedDate = payload.signedDate {
             signingTime = signedDate
             source = .signedDate
-            authentication = try await authenticate(jws, signingTime: signedDate)
+            authentication = try await validateChain(jws, signed, signingTime: signedDate)
             nested = try await verifyNested(payload)
         } else {
             nested = try await verifyNested(payload)
@@ -42,7 +42,7 @@ extension SignedDataVerifier {
             } else {
                 (signingTime, source) = (clock(), .clock)
             }
-            authentication = try await authenticate(jws, signingTime: signingTime)
+            authentication = try await validateChain(jws, signed, signingTime: signingTime)
         }
 
         let subject = payload.subject
@@ -123,11 +123,11 @@ extension SignedDataVerifier {
             let field = "data.signedTransactionInfo"
             do throws(SignedDataError) {
                 let bytes = Array(signed.utf8)
-                let (jws, transaction) = try open(bytes) { object throws(SignedDataError) in
+                let (jws, signed, transaction) = try open(bytes) { object throws(SignedDataError) in
                     try JWSTransactionDecodedPayload(object: object, path: "")
                 }
                 let signedDate = try Self.required(transaction.signedDate, "signedDate")
-                let authentication = try await authenticate(jws, signingTime: signedDate)
+                let authentication = try await validateChain(jws, signed, signingTime: signedDate)
                 let environment = try Self.nestedEnvironment(transaction.environment, authentication, field: "environment")
                 nested.transaction = VerifiedSignedTransaction(
                     payload: transaction,
@@ -142,11 +142,11 @@ extension SignedDataVerifier {
             let field = "data.signedRenewalInfo"
             do throws(SignedDataError) {
                 let bytes = Array(signed.utf8)
-                let (jws, renewalInfo) = try open(bytes) { object throws(SignedDataError) in
+                let (jws, signed, renewalInfo) = try open(bytes) { object throws(SignedDataError) in
                     try JWSRenewalInfoDecodedPayload(object: object, path: "")
                 }
                 let signedDate = try Self.required(renewalInfo.signedDate, "signedDate")
-                let authentication = try await authenticate(jws, signingTime: signedDate)
+                let authentication = try await validateChain(jws, signed, signingTime: signedDate)
                 let environment = try Self.nestedEnvironment(renewalInfo.environment, authentication, field: "environment")
                 nested.renewalInfo = VerifiedSignedRenewalInfo(
                     payload: renewalInfo,
@@ -161,11 +161,11 @@ extension SignedDataVerifier {
             let field = "appData.signedAppTransactionInfo"
             do throws(SignedDataError) {
                 let bytes = Array(signed.utf8)
-                let (jws, appTransaction) = try open(bytes) { object throws(SignedDataError) in
+                let (jws, signed, appTransaction) = try open(bytes) { object throws(SignedDataError) in
                     try AppTransaction(object: object, path: "")
                 }
                 let (signingTime, source) = Self.signingTime(of: appTransaction, clock: clock)
-                let authentication = try await authenticate(jws, signingTime: signingTime)
+                let authentication = try await validateChain(jws, signed, signingTime: signingTime)
                 let environment = try Self.nestedEnvironment(appTransaction.receiptType, authentication, field: "receiptType")
                 nested.appTransaction = VerifiedSignedAppTransaction(
                     payload: appTransaction,

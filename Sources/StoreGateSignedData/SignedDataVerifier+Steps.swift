@@ -2,21 +2,30 @@ import Crypto
 import Foundation
 import StoreGateCore
 
-/// The steps every JWS goes through: structure and payload (``open(_:decode:)``), chain and
-/// signature (``authenticate(_:signingTime:)``), expectations.
+/// The steps every JWS goes through, in the order of ``StoreGateCore/VerificationStep``:
+/// input and structure (``parse(_:)``), signature (``checkSignature(_:)``), payload (the
+/// caller decodes it), chain (``validateChain(_:_:signingTime:)``), expectations.
 extension SignedDataVerifier {
-    /// What the chain and signature steps established.
+    /// What the signature step established: the signature verifies with the key of `x5c[0]`.
+    struct Signed {
+        /// The chain-cache key: the raw `x5c` strings.
+        let cacheKey: ChainCacheKey
+        /// The cached chain whose leaf key verified the signature, when the chain was cached.
+        let cached: ValidatedSigner?
+        /// The parsed certificates, when the chain was not cached.
+        let certificates: [CandidateCertificate]?
+    }
+
+    /// What the chain step established.
     struct Authentication {
         let signer: ValidatedSigner
         let validationTime: Date
         let cacheHit: Bool
     }
 
-    /// Input, structure and payload: splits the JWS, checks its header and decodes its payload.
-    func open<Payload>(
-        _ bytes: [UInt8],
-        decode: (JSONObject) throws(SignedDataError) -> Payload
-    ) throws(SignedDataError) -> (CompactJWS, Payload) {
+    /// Input and structure: splits the JWS and checks its header, including the number of
+    /// certificates (three, or one that must turn out to be an opt-in anchor).
+    func parse(_ bytes: [UInt8]) throws(SignedDataError) -> CompactJWS {
         let jws = try CompactJWS(bytes: bytes, limits: limits)
         let count = jws.header.certificateChain.count
         guard count == 3 || count == 1 else {
@@ -24,36 +33,110 @@ extension SignedDataVerifier {
                 .structure, .wrongCertificateCount, field: "header.x5c",
                 reason: "x5c holds \(count) certificates; Apple's chains have 3 (leaf, intermediate, root)")
         }
-        let object = try jws.payloadObject()
-        return (jws, try decode(object))
+        return jws
     }
 
-    /// Chain and signature: validates the `x5c` chain at the validation time (from the cache
-    /// when it can), then checks the ES256 signature with the leaf's key.
-    func authenticate(_ jws: CompactJWS, signingTime: Date) async throws(SignedDataError) -> Authentication {
+    /// Structure, signature and payload: everything before the chain.
+    func open<Payload>(
+        _ bytes: [UInt8],
+        decode: (JSONObject) throws(SignedDataError) -> Payload
+    ) throws(SignedDataError) -> (CompactJWS, Signed, Payload) {
+        let jws = try parse(bytes)
+        let signed = try checkSignature(jws)
+        let object = try jws.payloadObject()
+        return (jws, signed, try decode(object))
+    }
+
+    /// Signature: ES256 (ECDSA P-256 with SHA-256) over `header.payload`, as raw `r‖s`, with
+    /// the key of `x5c[0]` — taken from the chain cache when these exact `x5c` strings were
+    /// validated before, otherwise from the parsed leaf certificate. Whether that key is
+    /// trustworthy is the chain step's question.
+    func checkSignature(_ jws: CompactJWS) throws(SignedDataError) -> Signed {
+        let strings = jws.header.certificateChain
+        let cacheKey = ChainCacheKey(policy: .signedData, material: strings.map { Array($0.utf8)[...] })
+        guard jws.signature.count == 64 else {
+            throw SignedDataError(
+                .signature, .malformedSignature, field: "signature",
+                reason: "\(jws.signature.count) signature bytes; ES256 signatures are raw 64-byte r‖s (DER is refused)")
+        }
+        let signature: P256.Signing.ECDSASignature
+        do {
+            signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
+        } catch {
+            throw SignedDataError(.signature, .malformedSignature, field: "signature", reason: "not a raw P-256 signature")
+        }
+        let cached = chainVerifier.cachedSigner(for: cacheKey)
+        var certificates: [CandidateCertificate]?
+        let key: P256.Signing.PublicKey?
+        if let cached {
+            key = cached.p256PublicKey
+        } else {
+            let parsed = try Self.parseCertificates(strings)
+            certificates = parsed
+            key = P256.Signing.PublicKey(parsed[0].certificate.publicKey)
+        }
+        guard let key else {
+            throw SignedDataError(.signature, .unsupportedKey, field: "header.x5c[0]", reason: "the leaf certificate's key is not P-256")
+        }
+        guard key.isValidSignature(signature, for: jws.signingInput) else {
+            throw SignedDataError(.signature, .invalidSignature, field: "signature", reason: "the signature does not verify with the key of x5c[0]")
+        }
+        return Signed(cacheKey: cacheKey, cached: cached, certificates: certificates)
+    }
+
+    /// Chain: the `x5c` chain is valid at the validation time (the signing time unless told
+    /// otherwise). A cached chain valid at that time costs nothing; otherwise the chain is
+    /// validated (and cached) by the chain verifier.
+    func validateChain(_ jws: CompactJWS, _ signed: Signed, signingTime: Date) async throws(SignedDataError) -> Authentication {
         let time: Date
         switch validationTime {
         case .signingTime: time = signingTime
         case .now: time = clock()
         case .fixed(let date): time = date
         }
-        let strings = jws.header.certificateChain
-        let key = ChainCacheKey(policy: .signedData, material: strings.map { Array($0.utf8)[...] })
-        let signer: ValidatedSigner
-        let cacheHit: Bool
-        if let cached = chainVerifier.cachedSigner(for: key, at: time) {
-            signer = cached
-            cacheHit = true
-        } else {
-            signer = try await validateChain(strings, at: time, cacheKey: key)
-            cacheHit = false
+        if let cached = signed.cached, cached.isValid(at: time) {
+            return Authentication(signer: cached, validationTime: time, cacheHit: true)
         }
-        try Self.checkSignature(jws, with: signer)
-        return Authentication(signer: signer, validationTime: time, cacheHit: cacheHit)
+        // Not cached, or cached but not valid at this time: validate, so the chain verifier
+        // names exactly what fails.
+        let certificates: [CandidateCertificate]
+        if let parsed = signed.certificates {
+            certificates = parsed
+        } else {
+            certificates = try Self.parseCertificates(jws.header.certificateChain)
+        }
+        // The last certificate is the root itself: the pinned Apple Root CA - G3 or an enabled
+        // opt-in anchor, by fingerprint. (A lone certificate is its own root: Xcode's.)
+        let isRoot = { (fingerprint: Fingerprint) in
+            fingerprint == ChainPolicy.signedData.pinnedRoot || self.chainVerifier.trustStore.isOptInAnchor(fingerprint)
+        }
+        if let root = certificates.last?.fingerprint, !isRoot(root) {
+            if let index = certificates.firstIndex(where: { isRoot($0.fingerprint) }) {
+                throw SignedDataError(
+                    .chain, .chain(.wrongOrder), field: "header.x5c[\(index)]",
+                    reason: "the root is listed at position \(index); x5c lists leaf, intermediate, root")
+            }
+            throw SignedDataError(
+                .chain, .chain(.untrustedRoot), field: "header.x5c[\(certificates.count - 1)]",
+                reason: certificates.count == 1
+                    ? "a lone certificate is trusted only when it is an enabled opt-in anchor (Xcode's StoreKit Testing certificate)"
+                    : "the root in x5c is neither the pinned Apple Root CA - G3 nor an enabled opt-in anchor")
+        }
+        do throws(ChainError) {
+            let signer = try await chainVerifier.validate(
+                CandidateChain(certificates: certificates, leafIndex: 0, mustBeOrdered: true),
+                at: time,
+                policy: .signedData,
+                cacheKey: signed.cacheKey
+            )
+            return Authentication(signer: signer, validationTime: time, cacheHit: false)
+        } catch {
+            throw SignedDataError(chain: error, field: "header.x5c")
+        }
     }
 
-    /// The cold path: decodes and parses the certificates and validates them.
-    private func validateChain(_ strings: [String], at time: Date, cacheKey: ChainCacheKey) async throws(SignedDataError) -> ValidatedSigner {
+    /// Decodes and parses the `x5c` certificates (standard base64 DER).
+    private static func parseCertificates(_ strings: [String]) throws(SignedDataError) -> [CandidateCertificate] {
         var certificates: [CandidateCertificate] = []
         certificates.reserveCapacity(strings.count)
         for (index, string) in strings.enumerated() {
@@ -66,42 +149,7 @@ extension SignedDataVerifier {
                 throw SignedDataError(chain: error, field: "header.x5c[\(index)]")
             }
         }
-        if certificates.count == 1, !chainVerifier.trustStore.isOptInAnchor(certificates[0].fingerprint) {
-            throw SignedDataError(
-                .chain, .chain(.untrustedRoot), field: "header.x5c",
-                reason: "a lone certificate is trusted only when it is an enabled opt-in anchor (Xcode's StoreKit Testing certificate)")
-        }
-        do throws(ChainError) {
-            return try await chainVerifier.validate(
-                CandidateChain(certificates: certificates, leafIndex: 0, mustBeOrdered: true),
-                at: time,
-                policy: .signedData,
-                cacheKey: cacheKey
-            )
-        } catch {
-            throw SignedDataError(chain: error, field: "header.x5c")
-        }
-    }
-
-    /// ES256: ECDSA P-256 with SHA-256 over `header.payload`, signature as raw `r‖s`.
-    private static func checkSignature(_ jws: CompactJWS, with signer: ValidatedSigner) throws(SignedDataError) {
-        guard jws.signature.count == 64 else {
-            throw SignedDataError(
-                .signature, .malformedSignature, field: "signature",
-                reason: "\(jws.signature.count) signature bytes; ES256 signatures are raw 64-byte r‖s (DER is refused)")
-        }
-        guard let key = signer.p256PublicKey else {
-            throw SignedDataError(.signature, .unsupportedKey, field: "header.x5c[0]", reason: "the leaf certificate's key is not P-256")
-        }
-        let signature: P256.Signing.ECDSASignature
-        do {
-            signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
-        } catch {
-            throw SignedDataError(.signature, .malformedSignature, field: "signature", reason: "not a raw P-256 signature")
-        }
-        guard key.isValidSignature(signature, for: jws.signingInput) else {
-            throw SignedDataError(.signature, .invalidSignature, field: "signature", reason: "the signature does not verify with the leaf certificate's key")
-        }
+        return certificates
     }
 
     // MARK: - Expectations
@@ -141,7 +189,9 @@ extension SignedDataVerifier {
     }
 
     func expectAppAppleId(_ appAppleId: Int64?, environment: (claimed: Environment, reported: Environment), field: String) throws(SignedDataError) {
-        if environment.reported == .production {
+        // The claim decides: it is signed, and checking it keeps the rule testable with
+        // test anchors (whose data StoreGate reports as `Test`).
+        if environment.claimed == .production {
             guard let expected = expectations.appAppleId else {
                 throw SignedDataError(.expectations, .appAppleIdRequired, field: field, reason: "production data names the app by appAppleId; the expectations name none")
             }

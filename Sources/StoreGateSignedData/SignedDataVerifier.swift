@@ -5,19 +5,20 @@ import StoreGateCore
 /// Verifies StoreKit 2 signed data offline: signed transactions, renewal infos, app
 /// transactions and App Store Server Notifications V2 (with their nested signed data).
 ///
-/// Each JWS goes through the same steps, each with its own ``SignedDataError``:
+/// Each JWS goes through the same steps, in the order of ``StoreGateCore/VerificationStep``,
+/// each failing with its own ``SignedDataError``:
 /// 1. **input**: not empty, at most ``StoreGateCore/Limits/maxJWSBytes``;
 /// 2. **structure**: three strict base64url parts; a header with `alg` exactly `ES256` and
-///    an `x5c` of three certificates, or of one that is an enabled opt-in anchor (Xcode's
-///    StoreKit Testing certificate);
-/// 3. **payload**: the JSON decoded into Apple's model, which dates the signature
-///    (`signedDate`);
-/// 4. **chain**: leaf → intermediate → root to the pinned Apple Root CA - G3 or an opt-in
-///    anchor, Apple's marker OIDs, every certificate valid at `signedDate` (or at the time
+///    an `x5c` of three certificates, or of one (which the chain step accepts only as an
+///    enabled opt-in anchor: Xcode's StoreKit Testing certificate);
+/// 3. **signature**: ECDSA P-256 over `header.payload`, raw 64-byte `r‖s`, with the key of
+///    `x5c[0]`; always checked, also for Xcode data, which Apple's own libraries do not check;
+/// 4. **payload**: the JSON decoded into Apple's model, which dates the signature (`signedDate`);
+/// 5. **chain**: leaf → intermediate → root, the root in `x5c` being, by fingerprint, the
+///    pinned Apple Root CA - G3 or an enabled opt-in anchor; Apple's marker OIDs; listed in
+///    that order; every certificate valid at `signedDate` (or at the time
 ///    ``ValidationTime`` names). Results are cached by the raw `x5c` strings, so a warm
 ///    verification neither decodes nor parses a certificate;
-/// 5. **signature**: ECDSA P-256 over `header.payload`, raw 64-byte `r‖s`, always checked —
-///    also for Xcode data, which Apple's own libraries do not check;
 /// 6. **expectations**: ``SignedDataExpectations`` (bundle id, environment, `appAppleId`,
 ///    maximum age); a notification's nested data must also agree with the notification.
 ///
@@ -80,11 +81,11 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedTransaction {
-        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+        let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSTransactionDecodedPayload(object: object, path: "")
         }
         let signedDate = try Self.required(payload.signedDate, "signedDate")
-        let authentication = try await authenticate(jws, signingTime: signedDate)
+        let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         try expectBundleId(payload.bundleId)
         let environment = try expectEnvironment(payload.environment, authentication)
         try expectAge(signedDate)
@@ -109,11 +110,11 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyRenewalInfo(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
-        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+        let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSRenewalInfoDecodedPayload(object: object, path: "")
         }
         let signedDate = try Self.required(payload.signedDate, "signedDate")
-        let authentication = try await authenticate(jws, signingTime: signedDate)
+        let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         let environment = try expectEnvironment(payload.environment, authentication)
         try expectAge(signedDate)
         return VerifiedSignedRenewalInfo(
@@ -140,11 +141,11 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyAppTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
-        let (jws, payload) = try open(bytes) { object throws(SignedDataError) in
+        let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try AppTransaction(object: object, path: "")
         }
         let (signingTime, source) = Self.signingTime(of: payload, clock: clock)
-        let authentication = try await authenticate(jws, signingTime: signingTime)
+        let authentication = try await validateChain(jws, signed, signingTime: signingTime)
         try expectBundleId(payload.bundleId)
         let environment = try expectEnvironment(payload.receiptType, authentication, field: "receiptType")
         try expectAppAppleId(payload.appAppleId, environment: environment, field: "appAppleId")

@@ -8,8 +8,8 @@ import StoreGateCore
 /// - The environment StoreGate reports (see ``StoreGateCore/ValidatedSigner/reportedEnvironment(claimed:)``)
 ///   must be one of ``environments``: data verified by an opt-in anchor reports `Xcode` or
 ///   `Test`, never `Production` or `Sandbox`.
-/// - ``appAppleId``: a production notification or app transaction names the app by its App
-///   Store identifier; it must equal this one, and verifying one without it fails with
+/// - ``appAppleId``: a notification or app transaction that claims `Production` names the
+///   app by its App Store identifier; it must equal this one, and verifying one without it fails with
 ///   ``SignedDataError/Code/appAppleIdRequired``. When both sides name one in another
 ///   environment they must agree too.
 /// - ``maxAge``: when set, `signedDate` may be at most this old by the verifier's clock.

@@ -1,0 +1,138 @@
+import Foundation
+import StoreGateCore
+import StoreGateSignedData
+import StoreGateTestSupport
+import Testing
+
+@Suite("Expectations: bundle id, environment, appAppleId, age")
+struct ExpectationsTests {
+    let minter: JWSMinter
+
+    init() throws {
+        minter = try SignedDataTesting.minter()
+    }
+
+    func verifier(_ expectations: SignedDataExpectations) throws -> SignedDataVerifier {
+        try SignedDataTesting.verifier(expectations: expectations)
+    }
+
+    @Test("a transaction for another bundle is refused")
+    func bundleMismatch() async throws {
+        let jws = try minter.mint(json: JWSPayloads.transaction(bundleId: "com.attacker.app"))
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(jws) }
+        #expect(error?.code == .bundleIdMismatch)
+        #expect(error?.step == .expectations)
+    }
+
+    @Test("bundle ids compare exactly, case included")
+    func bundleCase() async throws {
+        let jws = try minter.mint(json: JWSPayloads.transaction(bundleId: "Com.Example.StoreGate"))
+        let verifier = try verifier(.init(bundleId: "com.example.storegate", environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(jws) }
+        #expect(error?.code == .bundleIdMismatch)
+    }
+
+    @Test("a transaction without a bundle id is refused")
+    func bundleMissing() async throws {
+        var payload = JWSPayloads.transaction()
+        payload["bundleId"] = nil
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(try minter.mint(json: payload)) }
+        #expect(error?.code == .bundleIdMismatch)
+    }
+
+    @Test("data anchored by a test CA is reported as Test, so Sandbox or Production expectations refuse it",
+          arguments: ["Production", "Sandbox", "LocalTesting"])
+    func testAnchorNeverProduction(_ claimed: String) async throws {
+        let jws = try minter.mint(json: JWSPayloads.transaction(environment: claimed))
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.production, .sandbox, .localTesting]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(jws) }
+        #expect(error?.code == .environmentNotAccepted)
+    }
+
+    @Test("data claiming Xcode under an opt-in anchor is reported as Xcode")
+    func xcodeClaim() async throws {
+        let jws = try minter.mint(json: JWSPayloads.transaction(environment: "Xcode"))
+        let accepted = try await verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.xcode])).verifyTransaction(jws)
+        #expect(accepted.environment == .xcode)
+        let refused = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await refused.verifyTransaction(jws) }
+        #expect(error?.code == .environmentNotAccepted)
+    }
+
+    @Test("a payload without an environment is refused")
+    func environmentMissing() async throws {
+        var payload = JWSPayloads.transaction()
+        payload["environment"] = nil
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(try minter.mint(json: payload)) }
+        #expect(error?.code == .environmentNotAccepted)
+    }
+
+    @Test("an unknown environment is kept as it came and refused unless accepted")
+    func unknownEnvironment() async throws {
+        let jws = try minter.mint(json: JWSPayloads.transaction(environment: "Staging"))
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let verified = try await verifier.verifyTransaction(jws)
+        #expect(verified.payload.environment == Environment(rawValue: "Staging"))
+        #expect(verified.environment == .test)
+    }
+
+    @Test("maxAge refuses a signedDate older than allowed by the verifier's clock")
+    func maxAge() async throws {
+        // The test clock stands 600 s after signedDate.
+        let jws = try minter.mint(json: JWSPayloads.transaction())
+        let strict = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test], maxAge: 300))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await strict.verifyTransaction(jws) }
+        #expect(error?.code == .signedDateTooOld)
+        let lenient = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test], maxAge: 3600))
+        _ = try await lenient.verifyTransaction(jws)
+    }
+
+    @Test("a production app transaction needs the expected appAppleId")
+    func appTransactionAppAppleId() async throws {
+        let jws = try minter.mint(json: JWSPayloads.appTransaction(receiptType: "Production", appAppleId: 1_234_567_890))
+        let missing = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await missing.verifyAppTransaction(jws) }
+        #expect(error?.code == .appAppleIdRequired)
+        let wrong = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test], appAppleId: 42))
+        let mismatch = await #expect(throws: SignedDataError.self) { _ = try await wrong.verifyAppTransaction(jws) }
+        #expect(mismatch?.code == .appAppleIdMismatch)
+        let right = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test], appAppleId: 1_234_567_890))
+        let verified = try await right.verifyAppTransaction(jws)
+        #expect(verified.payload.appAppleId == 1_234_567_890)
+        #expect(verified.payload.originalPlatform == .iOS)
+        #expect(try verified.proof().bundleId == SignedDataTesting.bundleId)
+    }
+
+    @Test("a sandbox app transaction without appAppleId verifies without one expected")
+    func sandboxAppTransaction() async throws {
+        let jws = try minter.mint(json: JWSPayloads.appTransaction())
+        let verified = try await verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test])).verifyAppTransaction(jws)
+        #expect(verified.payload.receiptType == .sandbox)
+        #expect(verified.details.signingTimeSource == .signedDate)
+    }
+
+    @Test("renewal infos carry no bundle id: environment and age still apply")
+    func renewalInfo() async throws {
+        let jws = try minter.mint(json: JWSPayloads.renewalInfo())
+        let verified = try await verifier(.init(bundleId: "anything", environments: [.test])).verifyRenewalInfo(jws)
+        let renewal = try verified.renewalInfo()
+        #expect(renewal.willAutoRenew)
+        #expect(renewal.environment == .test)
+        let sandboxOnly = try verifier(.init(bundleId: "anything", environments: [.sandbox]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await sandboxOnly.verifyRenewalInfo(jws) }
+        #expect(error?.code == .environmentNotAccepted)
+    }
+
+    @Test("the ledger's transaction needs the identifying members", arguments: ["transactionId", "originalTransactionId", "productId", "purchaseDate", "quantity"])
+    func ledgerShapeNeedsMembers(_ member: String) async throws {
+        var payload = JWSPayloads.transaction()
+        payload[member] = nil
+        let verified = try await verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test])).verifyTransaction(try minter.mint(json: payload))
+        let error = #expect(throws: SignedDataError.self) { _ = try verified.transaction() }
+        #expect(error?.code == .missingField)
+        #expect(error?.field == member)
+    }
+}

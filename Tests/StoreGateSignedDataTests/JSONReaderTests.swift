@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+@testable import StoreGateSignedData
+
+@Suite("The strict JSON reader")
+struct JSONReaderTests {
+    func read(_ text: String) -> JSONObject? {
+        try? JSONReader.readObject(Array(text.utf8)).get()
+    }
+
+    @Test("reads Apple's value types")
+    func values() throws {
+        let object = try #require(read(#"{"s":"a\/b\u00e9\n","i":-9223372036854775808,"f":1697679936049.7297,"t":true,"n":null,"a":[1,"x"],"o":{"k":false}}"#))
+        #expect(object["s"] == .string("a/bé\n"))
+        #expect(object["i"] == .integer(Int64.min))
+        #expect(object["f"] == .fraction(1_697_679_936_049.7297))
+        #expect(object["t"] == .bool(true))
+        #expect(object["n"] == .null)
+        #expect(object["a"] == .array([.integer(1), .string("x")]))
+        #expect(object["o"] == .object(JSONObject(members: [("k", .bool(false))])))
+    }
+
+    @Test("decodes surrogate pairs and multi-byte UTF-8")
+    func unicode() throws {
+        let object = try #require(read(#"{"e":"\ud83d\ude00","u":"日本"}"#))
+        #expect(object["e"] == .string("😀"))
+        #expect(object["u"] == .string("日本"))
+    }
+
+    @Test("integers beyond 64 bits become fractions, which integer members refuse")
+    func bigIntegers() throws {
+        let object = try #require(read(#"{"big":92233720368547758070}"#))
+        guard case .fraction = object["big"] else {
+            Issue.record("expected a fraction")
+            return
+        }
+        #expect(throws: SignedDataError.self) { _ = try object["big"]?.int64("big") }
+    }
+
+    @Test("refuses malformed JSON", arguments: [
+        "", " ", "[]", "1", "\"s\"", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\":1 \"b\":2}",
+        "{\"a\":01}", "{\"a\":+1}", "{\"a\":.5}", "{\"a\":1.}", "{\"a\":1e}", "{\"a\":-}", "{\"a\":NaN}", "{\"a\":Infinity}",
+        "{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}",
+        "{\"a\":\"\t\"}", "{\"a\":\"unterminated}", "{\"a\":1}{}", "{\"a\":1} x", "{'a':1}", "{a:1}",
+        "{\"a\":[1,2}", "{\"a\":[1,]}", "{\"a\":1e999}",
+    ])
+    func refusesMalformed(_ text: String) {
+        #expect(read(text) == nil)
+    }
+
+    @Test("refuses duplicate member names")
+    func duplicates() {
+        #expect(read(#"{"alg":"ES256","alg":"none"}"#) == nil)
+        #expect(read(#"{"a":{"b":1,"b":2}}"#) == nil)
+        #expect(read(#"{"a":{"b":1},"b":2}"#) != nil)
+    }
+
+    @Test("refuses invalid UTF-8 inside strings")
+    func invalidUTF8() {
+        #expect((try? JSONReader.readObject([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]).get()) == nil)
+        #expect((try? JSONReader.readObject([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]).get()) == nil)
+    }
+
+    @Test("refuses nesting deeper than the limit, accepts it up to the limit")
+    func depth() {
+        let deep = String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)
+        #expect(read(deep) == nil)
+        let fine = String(repeating: "{\"a\":", count: 32) + "1" + String(repeating: "}", count: 32)
+        #expect(read(fine) != nil)
+    }
+}
+
+@Suite("Strict base64url")
+struct Base64URLTests {
+    func decode(_ text: String) -> [UInt8]? {
+        Array(text.utf8).withUnsafeBufferPointer { Base64URL.decode($0) }
+    }
+
+    @Test("round-trips every length against Foundation's decoder")
+    func roundTrip() {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let encoded = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(decode(encoded) == bytes)
+        }
+    }
+
+    @Test("refuses padding, the standard alphabet, stray characters, a dangling character, trailing bits",
+          arguments: ["AA==", "A+/A", "AB/C", "AA A", "A", "AAAAA", "AB", "AAB", "A\n", "é"])
+    func refuses(_ text: String) {
+        #expect(decode(text) == nil)
+    }
+}
