@@ -6,9 +6,13 @@ import StoreGateCore
 public struct UnverifiedSignedData: Sendable {
     /// A decoded payload of one of the four kinds.
     public enum Payload: Sendable, Hashable {
+        /// A signed transaction.
         case transaction(JWSTransactionDecodedPayload)
+        /// A signed renewal info.
         case renewalInfo(JWSRenewalInfoDecodedPayload)
+        /// A signed app transaction.
         case appTransaction(AppTransaction)
+        /// A notification `signedPayload` (its nested signed data still compact JWS strings).
         case notification(ResponseBodyV2DecodedPayload)
     }
 

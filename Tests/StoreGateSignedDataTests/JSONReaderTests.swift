@@ -49,6 +49,19 @@ struct JSONReaderTests {
         #expect(read(text) == nil)
     }
 
+    @Test("long strings are read eight bytes at a time without missing a special byte at any offset")
+    func longStrings() throws {
+        for offset in 0..<24 {
+            let pad = String(repeating: "a", count: offset)
+            let tail = String(repeating: "b", count: 17)
+            #expect(read("{\"s\":\"\(pad)\\\"\(tail)\"}")?["s"] == .string(pad + "\"" + tail))
+            #expect(read("{\"s\":\"\(pad)é\(tail)\"}")?["s"] == .string(pad + "é" + tail))
+            #expect(read("{\"s\":\"\(pad)\(tail)\"}")?["s"] == .string(pad + tail))
+            #expect(read("{\"s\":\"\(pad)\u{01}\(tail)\"}") == nil)
+            #expect(read("{\"s\":\"\(pad)\(tail)") == nil)
+        }
+    }
+
     @Test("refuses duplicate member names")
     func duplicates() {
         #expect(read(#"{"alg":"ES256","alg":"none"}"#) == nil)

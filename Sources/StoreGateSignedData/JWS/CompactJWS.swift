@@ -1,3 +1,4 @@
+import Foundation
 import StoreGateCore
 
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not verified:
@@ -37,17 +38,22 @@ public struct CompactJWS: Sendable {
         guard bytes.count <= limits.maxJWSBytes else {
             throw SignedDataError(.input, .oversized, reason: "\(bytes.count) bytes is over the \(limits.maxJWSBytes)-byte JWS limit")
         }
-        var first = -1
-        var second = -1
-        var dots = 0
-        bytes.withUnsafeBufferPointer { buffer in
-            for index in buffer.indices where buffer[index] == UInt8(ascii: ".") {
-                dots += 1
-                if dots == 1 { first = index } else if dots == 2 { second = index }
+        // memchr finds the dots at memory speed.
+        let (first, second, third) = bytes.withUnsafeBytes { raw -> (Int, Int, Int) in
+            func dot(after start: Int) -> Int {
+                guard let base = raw.baseAddress, start < raw.count,
+                      let hit = memchr(base + start, Int32(UInt8(ascii: ".")), raw.count - start)
+                else { return -1 }
+                return base.distance(to: UnsafeRawPointer(hit))
             }
+            let first = dot(after: 0)
+            let second = first < 0 ? -1 : dot(after: first + 1)
+            let third = second < 0 ? -1 : dot(after: second + 1)
+            return (first, second, third)
         }
-        guard dots == 2 else {
-            throw SignedDataError(.structure, .malformedCompactSerialization, reason: "a compact JWS has 3 dot-separated parts, this has \(dots + 1)")
+        guard second >= 0, third < 0 else {
+            let parts = bytes.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
+            throw SignedDataError(.structure, .malformedCompactSerialization, reason: "a compact JWS has 3 dot-separated parts, this has \(parts)")
         }
         guard first > 0 else {
             throw SignedDataError(.structure, .malformedCompactSerialization, field: "header", reason: "the header part is empty")

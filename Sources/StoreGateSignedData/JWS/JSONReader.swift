@@ -191,6 +191,13 @@ struct JSONReader {
         var highBits: UInt8 = 0
         // Fast path: no escapes.
         while index < bytes.count {
+            // Eight plain ASCII bytes at a time (certificates and nested JWS are long strings).
+            if let base = bytes.baseAddress {
+                while bytes.count - index >= 8, Self.isPlain(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) {
+                    index += 8
+                }
+                guard index < bytes.count else { break }
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
@@ -244,6 +251,19 @@ struct JSONReader {
             }
         }
         throw failure("unterminated string")
+    }
+
+    /// Whether none of the eight bytes in `word` is a quote, a backslash, a control
+    /// character or non-ASCII (SWAR: each test sets a byte's high bit).
+    private static func isPlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let hasQuote = (quote &- ones) & ~quote
+        let hasBackslash = (backslash &- ones) & ~backslash
+        let hasControl = (word &- ones &* 0x20) & ~word
+        return (hasQuote | hasBackslash | hasControl | word) & highs == 0
     }
 
     private mutating func readHex4() throws(Failure) -> UInt32 {

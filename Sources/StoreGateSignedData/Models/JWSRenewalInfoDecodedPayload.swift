@@ -50,6 +50,11 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
     public var appTransactionId: String?
     /// The duration of the offer, as an ISO 8601 duration.
     public var offerPeriod: String?
+    /// A base64 SHA-384 hash the device uses to check the transaction (StoreKit writes it;
+    /// Apple's server libraries do not model it).
+    public var deviceVerification: String?
+    /// The nonce of ``deviceVerification``.
+    public var deviceVerificationNonce: String?
 
     /// Creates an empty value; every member absent.
     public init() {}
@@ -86,6 +91,8 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
             case "appAccountToken": appAccountToken = try value.uuid(field)
             case "appTransactionId": appTransactionId = try value.string(field)
             case "offerPeriod": offerPeriod = try value.string(field)
+            case "deviceVerification": deviceVerification = try value.string(field)
+            case "deviceVerificationNonce": deviceVerificationNonce = try value.string(field)
             default: continue
             }
         }
@@ -114,5 +121,7 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(appAccountToken?.uuidString.lowercased(), forKey: "appAccountToken")
         try container.encodeIfPresent(appTransactionId, forKey: "appTransactionId")
         try container.encodeIfPresent(offerPeriod, forKey: "offerPeriod")
+        try container.encodeIfPresent(deviceVerification, forKey: "deviceVerification")
+        try container.encodeIfPresent(deviceVerificationNonce, forKey: "deviceVerificationNonce")
     }
 }

@@ -68,6 +68,11 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
     public var revocationType: RevocationType?
     /// The refunded share of a prorated refund, in milli-percent.
     public var revocationPercentage: Int?
+    /// A base64 SHA-384 hash the device uses to check the transaction (StoreKit writes it;
+    /// Apple's server libraries do not model it).
+    public var deviceVerification: String?
+    /// The nonce of ``deviceVerification``.
+    public var deviceVerificationNonce: String?
 
     /// Creates an empty payload; every member absent.
     public init() {}
@@ -113,6 +118,8 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
             case "offerPeriod": offerPeriod = try value.string(field)
             case "revocationType": revocationType = try value.enumeration(field)
             case "revocationPercentage": revocationPercentage = try value.int(field)
+            case "deviceVerification": deviceVerification = try value.string(field)
+            case "deviceVerificationNonce": deviceVerificationNonce = try value.string(field)
             default: continue
             }
         }
@@ -150,5 +157,7 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(offerPeriod, forKey: "offerPeriod")
         try container.encodeIfPresent(revocationType, forKey: "revocationType")
         try container.encodeIfPresent(revocationPercentage, forKey: "revocationPercentage")
+        try container.encodeIfPresent(deviceVerification, forKey: "deviceVerification")
+        try container.encodeIfPresent(deviceVerificationNonce, forKey: "deviceVerificationNonce")
     }
 }
