@@ -48,7 +48,11 @@ enum ProofInput {
             }
             throw CLIError("\(source): JSON without a receipt or signed payload")
         }
-        if trimmed.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
+        let isJWSAlphabet = trimmed.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+        }
+        if isJWSAlphabet, trimmed.filter({ $0 == UInt8(ascii: ".") }).count == 2 {
             return .jws(compact: String(decoding: trimmed, as: UTF8.self))
         }
         guard let der = Base64.decode(trimmed, mode: .standardLenient) else {

@@ -119,6 +119,8 @@ public struct ReceiptVerificationReport: Sendable {
     public let digestAlgorithm: ReceiptDigestAlgorithm?
     public let signatureAlgorithm: ReceiptSignatureAlgorithm?
     public let validationTime: Date?
+    /// The signing certificate's subject, once found.
+    public let signerSubject: String?
 
     /// Whether the receipt is valid.
     public var isValid: Bool { failure == nil }
@@ -142,7 +144,7 @@ public struct ReceiptVerificationReport: Sendable {
         switch step {
         case .input: return "size within limits"
         case .structure: return "PKCS#7 SignedData over id-data"
-        case .signer: return signer.map { "signer \($0.chain.first?.subject ?? "")" } ?? "signer found"
+        case .signer: return "signer \(signerSubject ?? "found")"
         case .signature:
             return "RSA PKCS#1 v1.5 with \(digestAlgorithm?.rawValue ?? "?") (\(signatureAlgorithm?.rawValue ?? "?"))"
         case .payload: return receipt.map { "\($0.inAppPurchases.count) in-app purchases, created \($0.creationDate)" } ?? "decoded"
@@ -154,14 +156,15 @@ public struct ReceiptVerificationReport: Sendable {
         }
     }
 
-    init(failure: ReceiptError?, checks: [ExpectationCheck], signed: ReceiptVerifier.SignedReceipt?) {
+    init(failure: ReceiptError?, checks: [ExpectationCheck], signed: ReceiptVerifier.SignedReceipt?, progress: ReceiptVerifier.Progress) {
         self.failure = failure
         self.checks = checks
-        self.receipt = signed?.receipt
+        self.receipt = signed?.receipt ?? progress.receipt
         self.environment = signed?.environment
         self.signer = signed?.signer
-        self.digestAlgorithm = signed?.digestAlgorithm
-        self.signatureAlgorithm = signed?.signatureAlgorithm
-        self.validationTime = signed?.validationTime
+        self.digestAlgorithm = progress.digestAlgorithm
+        self.signatureAlgorithm = progress.signatureAlgorithm
+        self.validationTime = progress.validationTime
+        self.signerSubject = progress.signerSubject
     }
 }

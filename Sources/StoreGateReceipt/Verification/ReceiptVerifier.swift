@@ -64,7 +64,8 @@ public struct ReceiptVerifier: Sendable {
         expecting expectations: ReceiptExpectations,
         at validationTime: ValidationTime = .signingTime
     ) async throws(ReceiptError) -> VerifiedReceipt {
-        let signed = try await verifySignatureAndChain(der, at: validationTime)
+        var progress = Progress()
+        let signed = try await verifySignatureAndChain(der, at: validationTime, progress: &progress)
         let checks = checkExpectations(signed.receipt, environment: signed.environment, expectations)
         if let failure = checks.failure {
             throw failure
@@ -88,12 +89,13 @@ public struct ReceiptVerifier: Sendable {
         expecting expectations: ReceiptExpectations,
         at validationTime: ValidationTime = .signingTime
     ) async -> ReceiptVerificationReport {
+        var progress = Progress()
         do {
-            let signed = try await verifySignatureAndChain(der, at: validationTime)
+            let signed = try await verifySignatureAndChain(der, at: validationTime, progress: &progress)
             let checks = checkExpectations(signed.receipt, environment: signed.environment, expectations)
-            return ReceiptVerificationReport(failure: checks.failure, checks: checks.results, signed: signed)
+            return ReceiptVerificationReport(failure: checks.failure, checks: checks.results, signed: signed, progress: progress)
         } catch {
-            return ReceiptVerificationReport(failure: error, checks: [], signed: nil)
+            return ReceiptVerificationReport(failure: error, checks: [], signed: nil, progress: progress)
         }
     }
 
@@ -107,7 +109,7 @@ public struct ReceiptVerifier: Sendable {
         let validationTime: Date
     }
 
-    private func verifySignatureAndChain(_ der: [UInt8], at validationTime: ValidationTime) async throws(ReceiptError) -> SignedReceipt {
+    private func verifySignatureAndChain(_ der: [UInt8], at validationTime: ValidationTime, progress: inout Progress) async throws(ReceiptError) -> SignedReceipt {
         // Structure.
         let container = try ReceiptContainer(der: der, limits: limits)
         let signedData = container.signedData
@@ -133,6 +135,7 @@ public struct ReceiptVerifier: Sendable {
                 throw ReceiptError(.unsupportedKey, field: "signer certificate", reason: "the signer's key is not RSA")
             }
             rsaKey = key
+            progress.signerSubject = cached.chain.first?.subject
         } else {
             let signer = try Self.findSigner(signerInfo.identifier, in: signedData.certificates)
             guard let key = _RSA.Signing.PublicKey(signer.chain.certificates[signer.chain.leafIndex].certificate.publicKey) else {
@@ -140,6 +143,7 @@ public struct ReceiptVerifier: Sendable {
             }
             parsed = signer
             rsaKey = key
+            progress.signerSubject = signer.chain.certificates[signer.chain.leafIndex].certificate.subject.description
         }
 
         // Signature.
@@ -147,8 +151,12 @@ public struct ReceiptVerifier: Sendable {
             signerInfo, digestAlgorithms: signedData.digestAlgorithms, content: container.content, key: rsaKey
         )
 
+        progress.digestAlgorithm = digestAlgorithm
+        progress.signatureAlgorithm = signatureAlgorithm
+
         // Payload.
         let receipt = try AppReceipt(payload: container.content, limits: limits)
+        progress.receipt = receipt
 
         // Chain, at the creation date unless told otherwise.
         let time: Date
@@ -156,6 +164,7 @@ public struct ReceiptVerifier: Sendable {
         case .signingTime: time = receipt.creationDate
         case .fixed(let date): time = date
         }
+        progress.validationTime = time
         let signer: ValidatedSigner
         if let cached, cached.isValid(at: time) {
             signer = cached
@@ -180,6 +189,15 @@ public struct ReceiptVerifier: Sendable {
             signatureAlgorithm: signatureAlgorithm,
             validationTime: time
         )
+    }
+
+    /// What the steps established before one failed, for reports.
+    struct Progress {
+        var signerSubject: String?
+        var digestAlgorithm: ReceiptDigestAlgorithm?
+        var signatureAlgorithm: ReceiptSignatureAlgorithm?
+        var receipt: AppReceipt?
+        var validationTime: Date?
     }
 
     struct ParsedSigner {

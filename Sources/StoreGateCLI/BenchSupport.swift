@@ -1,0 +1,66 @@
+import Foundation
+
+/// Timing and memory helpers shared by the benchmark suites.
+enum BenchSupport {
+    /// Monotonic nanoseconds.
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Runs `body` `iterations` times and returns each duration in microseconds, sorted.
+    static func measure(iterations: Int, _ body: () async throws -> Void) async rethrows -> [Double] {
+        var samples: [Double] = []
+        samples.reserveCapacity(iterations)
+        for _ in 0..<iterations {
+            let start = now()
+            try await body()
+            samples.append(Double(now() - start) / 1000)
+        }
+        return samples.sorted()
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))
+        return sorted[index]
+    }
+
+    static func median(_ sorted: [Double]) -> Double { percentile(sorted, 0.5) }
+
+    /// Resident set size and its peak, in bytes, from /proc/self/status (Linux).
+    static func memory() -> (rss: Int, peak: Int)? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        var rss = 0
+        var peak = 0
+        for line in status.split(separator: "\n") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard parts.count >= 2, let kilobytes = Int(parts[1]) else { continue }
+            if parts[0] == "VmRSS:" { rss = kilobytes * 1024 }
+            if parts[0] == "VmHWM:" { peak = kilobytes * 1024 }
+        }
+        return (rss, peak)
+    }
+
+    /// Resets the peak-RSS watermark to the current RSS (Linux: `5` to /proc/self/clear_refs).
+    static func resetPeakMemory() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        do {
+            try handle.write(contentsOf: Data("5".utf8))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    static func format(_ microseconds: Double) -> String {
+        String(format: "%9.1f", microseconds)
+    }
+
+    /// Whether this binary was built with optimizations.
+    static var isOptimized: Bool {
+        #if DEBUG
+        return false
+        #else
+        return true
+        #endif
+    }
+}
