@@ -151,6 +151,7 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),
@@ -189,7 +190,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreGateAppStoreClientTests",
-            dependencies: ["StoreGateCore", "StoreGateAppStoreClient", "StoreGateTestSupport"],
+            dependencies: [
+                "StoreGateCore", "StoreGateReceipt", "StoreGateSignedData", "StoreGateAppStoreClient", "StoreGateTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -167,7 +167,7 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
         var text = "appstore: \(code): \(reason)"
         if let status { text += " (status \(status.rawValue))" }
         if let apiError { text += " (errorCode \(apiError.rawValue))" }
-        if let httpStatus, code != .httpStatus { text += " (HTTP \(httpStatus))" }
+        if let httpStatus, !reason.hasPrefix("HTTP") { text += " (HTTP \(httpStatus))" }
         if attempts > 1 { text += " after \(attempts) attempts" }
         return text
     }

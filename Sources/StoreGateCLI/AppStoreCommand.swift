@@ -1,6 +1,207 @@
 import ArgumentParser
+import Foundation
+import StoreGateAppStoreClient
+import StoreGateCore
+import StoreGateSignedData
 
-/// `storegate appstore …`: call the App Store Server API. (Owned by the client work, issue #4.)
+/// `storegate appstore …`: call the App Store Server API and print what it answers, every
+/// signed payload verified first.
 struct AppStoreCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "appstore", abstract: "Call the App Store Server API.")
+    static let configuration = CommandConfiguration(
+        commandName: "appstore",
+        abstract: "Call the App Store Server API; every signed payload is verified before it is printed.",
+        discussion: """
+            Credentials come from the environment, never from flags:
+              STOREGATE_APPSTORE_KEY_ID       the In-App Purchase key id (JWT kid)
+              STOREGATE_APPSTORE_ISSUER_ID    the App Store Connect issuer id
+              STOREGATE_APPSTORE_PRIVATE_KEY  the .p8 key as PEM text, or
+              STOREGATE_APPSTORE_PRIVATE_KEY_FILE  the path of the .p8 file
+              STOREGATE_BUNDLE_ID             the app's bundle id
+            Exit status: 0 answered, 1 Apple refused or a payload failed verification, 2 unusable input.
+            """,
+        subcommands: [
+            History.self,
+            Statuses.self,
+            Lookup.self,
+            Refunds.self,
+            TransactionInfo.self,
+            AppStoreStandInCommand.self,
+        ]
+    )
+
+    /// Options every `appstore` subcommand takes.
+    struct Options: ParsableArguments {
+        @Option(name: .customLong("environment"), help: "production or sandbox.")
+        var environment: String = "production"
+
+        @Option(name: .customLong("apple-endpoint"), help: "A stand-in for Apple (such as StoreGate's test stand-in): production at URL/production, sandbox at URL/sandbox.")
+        var appleEndpoint: String?
+
+        @Option(name: .customLong("trust-dir"), help: "A directory of extra root certificates; certificates not pinned as Apple roots become opt-in anchors (payloads they sign report the Test or Xcode environment).")
+        var trustDirectory: String?
+
+        @Option(name: .customLong("timeout"), help: "Seconds the whole call may take, retries included.")
+        var timeout: Int = 45
+    }
+
+    /// `appstore history TRANSACTION_ID`: Get Transaction History, every page.
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Get Transaction History (v2), following every page.")
+        @Argument(help: "Any transaction id of the customer.") var transactionId: String
+        @Option(name: .customLong("max-pages"), help: "Stop after this many pages.") var maxPages: Int = 100
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                let transactions = try await client.allTransactionHistory(transactionId: transactionId, maxPages: maxPages)
+                return try Output.json(AppStoreCLI.TransactionList(transactions: transactions))
+            }
+        }
+    }
+
+    /// `appstore statuses TRANSACTION_ID`: Get All Subscription Statuses.
+    struct Statuses: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Get All Subscription Statuses.")
+        @Argument(help: "Any transaction id of the subscription.") var transactionId: String
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                try Output.json(try await client.allSubscriptionStatuses(transactionId: transactionId))
+            }
+        }
+    }
+
+    /// `appstore lookup ORDER_ID`: Look Up Order ID.
+    struct Lookup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Look Up Order ID (the order id on the customer's Apple receipt e-mail).")
+        @Argument(help: "The order id.") var orderId: String
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                try Output.json(try await client.lookUpOrder(orderId: orderId))
+            }
+        }
+    }
+
+    /// `appstore refunds TRANSACTION_ID`: Get Refund History, every page.
+    struct Refunds: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Get Refund History (v2), following every page.")
+        @Argument(help: "Any transaction id of the customer.") var transactionId: String
+        @Option(name: .customLong("max-pages"), help: "Stop after this many pages.") var maxPages: Int = 100
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                let transactions = try await client.allRefundHistory(transactionId: transactionId, maxPages: maxPages)
+                return try Output.json(AppStoreCLI.TransactionList(transactions: transactions))
+            }
+        }
+    }
+
+    /// `appstore transaction TRANSACTION_ID`: Get Transaction Info.
+    struct TransactionInfo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "transaction", abstract: "Get Transaction Info.")
+        @Argument(help: "The transaction id.") var transactionId: String
+        @OptionGroup var options: Options
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                try Output.json(try await client.transactionInfo(transactionId: transactionId))
+            }
+        }
+    }
+}
+
+/// The plumbing of `storegate appstore`: credentials from the environment, the client, errors.
+enum AppStoreCLI {
+    struct TransactionList: Encodable {
+        let transactions: [VerifiedTransaction]
+    }
+
+    /// Builds a client from the environment and options, runs `body`, prints what it returns.
+    static func call(_ options: AppStoreCommand.Options, _ body: (AppStoreServerAPIClient) async throws -> String) async throws {
+        let transport = AsyncHTTPClientTransport()
+        let outcome: Result<String, any Error>
+        do {
+            let client = try makeClient(options, transport: transport)
+            outcome = .success(try await body(client))
+        } catch {
+            outcome = .failure(error)
+        }
+        try? await transport.shutdown()
+        switch outcome {
+        case .success(let text):
+            print(text)
+        case .failure(let error as CLIError):
+            Output.error(error.description)
+            throw ExitCode(2)
+        case .failure(let error as AppStoreClientError) where error.code == .invalidConfiguration || error.code == .invalidRequest:
+            Output.error(error.description)
+            throw ExitCode(2)
+        case .failure(let error):
+            Output.error("\(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    static func makeClient(_ options: AppStoreCommand.Options, transport: any HTTPTransport) throws -> AppStoreServerAPIClient {
+        let environment: Environment
+        switch options.environment.lowercased() {
+        case "production": environment = .production
+        case "sandbox": environment = .sandbox
+        default: throw CLIError("--environment must be production or sandbox")
+        }
+        let variables = ProcessInfo.processInfo.environment
+        func required(_ name: String) throws -> String {
+            guard let value = variables[name], !value.isEmpty else {
+                throw CLIError("\(name) is not set (see `storegate appstore --help`)")
+            }
+            return value
+        }
+        let pem: String
+        if let inline = variables["STOREGATE_APPSTORE_PRIVATE_KEY"], !inline.isEmpty {
+            pem = inline
+        } else if let path = variables["STOREGATE_APPSTORE_PRIVATE_KEY_FILE"], !path.isEmpty {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError("STOREGATE_APPSTORE_PRIVATE_KEY_FILE: \(path) cannot be read")
+            }
+            pem = String(decoding: data, as: UTF8.self)
+        } else {
+            throw CLIError("set STOREGATE_APPSTORE_PRIVATE_KEY or STOREGATE_APPSTORE_PRIVATE_KEY_FILE (the .p8 key)")
+        }
+        let credentials = try AppStoreServerAPICredentials(
+            keyId: try required("STOREGATE_APPSTORE_KEY_ID"),
+            issuerId: try required("STOREGATE_APPSTORE_ISSUER_ID"),
+            bundleId: try required("STOREGATE_BUNDLE_ID"),
+            privateKeyPEM: pem
+        )
+        var trustStore = TrustStore()
+        var environments: Set<Environment> = [environment]
+        if let directory = options.trustDirectory {
+            do {
+                trustStore = try TrustStore.load(directory: directory)
+            } catch {
+                throw CLIError("--trust-dir: \(error.reason)")
+            }
+            if !trustStore.optInAnchors.isEmpty {
+                environments.formUnion([.test, .xcode])
+            }
+        }
+        let verifier = SignedDataVerifier(
+            expectations: SignedDataExpectations(bundleId: credentials.bundleId, environments: environments),
+            chainVerifier: CertificateChainVerifier(trustStore: trustStore)
+        )
+        var policy = RetryPolicy.default
+        policy.totalDeadline = .seconds(max(1, options.timeout))
+        return try AppStoreServerAPIClient(
+            tokens: AppStoreServerAPITokenProvider(credentials: credentials),
+            environment: environment,
+            endpoints: options.appleEndpoint.map(AppStoreServerAPIEndpoints.init(standIn:)) ?? .apple,
+            transport: transport,
+            verifier: SignedDataPayloadVerifier(verifier),
+            retryPolicy: policy
+        )
+    }
 }

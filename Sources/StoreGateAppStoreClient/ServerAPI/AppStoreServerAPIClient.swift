@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StoreGateCore
+import StoreGateSignedData
 
 /// Where the App Store Server API lives, per environment.
 public struct AppStoreServerAPIEndpoints: Sendable, Hashable {

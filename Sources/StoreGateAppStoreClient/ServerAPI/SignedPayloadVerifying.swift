@@ -14,3 +14,31 @@ public protocol SignedPayloadVerifying: Sendable {
     /// Verifies a notification's `signedPayload`, nested signed data included.
     func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification
 }
+
+import StoreGateSignedData
+
+/// StoreGate's own JWS verifier as a ``SignedPayloadVerifying``: chain to Apple Root CA - G3
+/// (or an enabled opt-in anchor), ES256 signature, and the verifier's
+/// ``StoreGateSignedData/SignedDataExpectations`` (bundle id, environments).
+///
+/// A wrapper rather than a conformance of `SignedDataVerifier` itself, so the verifier's own
+/// `verifyTransaction(_:)` keeps returning its richer types wherever both modules are imported.
+public struct SignedDataPayloadVerifier: SignedPayloadVerifying {
+    public let verifier: SignedDataVerifier
+
+    public init(_ verifier: SignedDataVerifier) {
+        self.verifier = verifier
+    }
+
+    public func verifyTransaction(_ compactJWS: String) async throws -> VerifiedTransaction {
+        try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8)).transaction()
+    }
+
+    public func verifyRenewalInfo(_ compactJWS: String) async throws -> VerifiedRenewalInfo {
+        try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8)).renewalInfo()
+    }
+
+    public func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification {
+        try await verifier.verifyNotification(bytes: Array(compactJWS.utf8)).notification()
+    }
+}

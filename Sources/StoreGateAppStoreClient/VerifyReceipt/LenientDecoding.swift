@@ -84,3 +84,43 @@ extension KeyedDecodingContainer where Key == AnyKey {
     func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
     func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
 }
+
+/// Writing replies back in Apple's spelling: ids, quantities and `_ms` dates as strings,
+/// booleans as `"true"`/`"false"`, each date twice (`name` in GMT and `name_ms`).
+extension KeyedEncodingContainer where Key == AnyKey {
+    mutating func appleString(_ name: String, _ value: String?) throws {
+        guard let value else { return }
+        try encode(value, forKey: AnyKey(name))
+    }
+
+    mutating func appleInt(_ name: String, _ value: Int?) throws {
+        guard let value else { return }
+        try encode(String(value), forKey: AnyKey(name))
+    }
+
+    mutating func appleBool(_ name: String, _ value: Bool?) throws {
+        guard let value else { return }
+        try encode(value ? "true" : "false", forKey: AnyKey(name))
+    }
+
+    mutating func appleDate(_ name: String, _ value: Date?) throws {
+        guard let value else { return }
+        let milliseconds = Int64((value.timeIntervalSince1970 * 1000).rounded())
+        try encode(String(milliseconds), forKey: AnyKey(name + "_ms"))
+        try encode(AppleGMT.format(value), forKey: AnyKey(name))
+    }
+}
+
+/// Apple's `2020-11-08 16:00:57 Etc/GMT` date spelling.
+enum AppleGMT {
+    static func format(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT") ?? calendar.timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ value: Int?) -> String {
+            let text = String(value ?? 0)
+            return text.count < 2 ? "0" + text : text
+        }
+        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) Etc/GMT"
+    }
+}

@@ -44,20 +44,6 @@ public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
         self.priceIncreaseStatus = priceIncreaseStatus
     }
 
-    enum CodingKeys: String, CodingKey {
-        case autoRenewProductId = "auto_renew_product_id"
-        case autoRenewStatus = "auto_renew_status"
-        case expirationIntent = "expiration_intent"
-        case gracePeriodExpiresDate = "grace_period_expires_date"
-        case isInBillingRetryPeriod = "is_in_billing_retry_period"
-        case offerCodeRefName = "offer_code_ref_name"
-        case originalTransactionId = "original_transaction_id"
-        case priceConsentStatus = "price_consent_status"
-        case productId = "product_id"
-        case promotionalOfferId = "promotional_offer_id"
-        case priceIncreaseStatus = "price_increase_status"
-    }
-
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         autoRenewProductId = try c.lenientString("auto_renew_product_id")
@@ -71,5 +57,20 @@ public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
         productId = try c.lenientString("product_id")
         promotionalOfferId = try c.lenientString("promotional_offer_id")
         priceIncreaseStatus = try c.lenientInt("price_increase_status")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.appleString("auto_renew_product_id", autoRenewProductId)
+        try c.appleString("auto_renew_status", autoRenewStatus.map { $0 ? "1" : "0" })
+        try c.appleInt("expiration_intent", expirationIntent)
+        try c.appleDate("grace_period_expires_date", gracePeriodExpiresDate)
+        try c.appleString("is_in_billing_retry_period", isInBillingRetryPeriod.map { $0 ? "1" : "0" })
+        try c.appleString("offer_code_ref_name", offerCodeRefName)
+        try c.appleString("original_transaction_id", originalTransactionId)
+        try c.appleInt("price_consent_status", priceConsentStatus)
+        try c.appleString("product_id", productId)
+        try c.appleString("promotional_offer_id", promotionalOfferId)
+        try c.appleInt("price_increase_status", priceIncreaseStatus)
     }
 }

@@ -67,24 +67,6 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
         inApp + (legacyTransaction.map { [$0] } ?? [])
     }
 
-    enum CodingKeys: String, CodingKey {
-        case receiptType = "receipt_type"
-        case bundleId = "bundle_id"
-        case applicationVersion = "application_version"
-        case originalApplicationVersion = "original_application_version"
-        case adamId = "adam_id"
-        case appItemId = "app_item_id"
-        case downloadId = "download_id"
-        case versionExternalIdentifier = "version_external_identifier"
-        case receiptCreationDate = "receipt_creation_date"
-        case requestDate = "request_date"
-        case originalPurchaseDate = "original_purchase_date"
-        case expirationDate = "expiration_date"
-        case preorderDate = "preorder_date"
-        case inApp = "in_app"
-        case legacyTransaction = "legacy_transaction"
-    }
-
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         receiptType = try c.lenientString("receipt_type")
@@ -108,6 +90,27 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
             legacyTransaction = try VerifyReceiptTransaction(from: decoder)
         } else {
             legacyTransaction = nil
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.appleString("receipt_type", receiptType)
+        try c.appleString("bundle_id", bundleId)
+        try c.appleString("application_version", applicationVersion)
+        try c.appleString("original_application_version", originalApplicationVersion)
+        try c.appleString("adam_id", adamId)
+        try c.appleString("app_item_id", appItemId)
+        try c.appleString("download_id", downloadId)
+        try c.appleString("version_external_identifier", versionExternalIdentifier)
+        try c.appleDate("receipt_creation_date", receiptCreationDate)
+        try c.appleDate("request_date", requestDate)
+        try c.appleDate("original_purchase_date", originalPurchaseDate)
+        try c.appleDate("expiration_date", expirationDate)
+        try c.appleDate("preorder_date", preorderDate)
+        try c.encode(inApp, forKey: AnyKey("in_app"))
+        if let legacyTransaction {
+            try c.encode(legacyTransaction, forKey: AnyKey("legacy_transaction"))
         }
     }
 }

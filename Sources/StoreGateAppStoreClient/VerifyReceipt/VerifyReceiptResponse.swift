@@ -40,14 +40,22 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
         self.isRetryableHint = isRetryableHint
     }
 
-    enum CodingKeys: String, CodingKey {
-        case status
-        case environment
-        case receipt
-        case latestReceiptInfo = "latest_receipt_info"
-        case pendingRenewalInfo = "pending_renewal_info"
-        case latestReceipt = "latest_receipt"
-        case isRetryableHint = "is-retryable"
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(status.rawValue, forKey: AnyKey("status"))
+        try c.appleString("environment", environment?.rawValue)
+        if let receipt { try c.encode(receipt, forKey: AnyKey("receipt")) }
+        if !latestReceiptInfo.isEmpty { try c.encode(latestReceiptInfo, forKey: AnyKey("latest_receipt_info")) }
+        if !pendingRenewalInfo.isEmpty { try c.encode(pendingRenewalInfo, forKey: AnyKey("pending_renewal_info")) }
+        try c.appleString("latest_receipt", latestReceipt)
+        if let isRetryableHint { try c.encode(isRetryableHint, forKey: AnyKey("is-retryable")) }
+    }
+
+    /// The reply as JSON in Apple's spelling (what a stand-in for Apple answers).
+    public func jsonBytes() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(self))
     }
 
     public init(from decoder: any Decoder) throws {

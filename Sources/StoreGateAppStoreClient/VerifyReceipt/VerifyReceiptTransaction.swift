@@ -68,27 +68,6 @@ public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
         self.appAccountToken = appAccountToken
     }
 
-    enum CodingKeys: String, CodingKey {
-        case quantity
-        case productId = "product_id"
-        case transactionId = "transaction_id"
-        case originalTransactionId = "original_transaction_id"
-        case purchaseDate = "purchase_date"
-        case originalPurchaseDate = "original_purchase_date"
-        case expiresDate = "expires_date"
-        case cancellationDate = "cancellation_date"
-        case cancellationReason = "cancellation_reason"
-        case webOrderLineItemId = "web_order_line_item_id"
-        case isTrialPeriod = "is_trial_period"
-        case isInIntroOfferPeriod = "is_in_intro_offer_period"
-        case isUpgraded = "is_upgraded"
-        case promotionalOfferId = "promotional_offer_id"
-        case offerCodeRefName = "offer_code_ref_name"
-        case subscriptionGroupIdentifier = "subscription_group_identifier"
-        case inAppOwnershipType = "in_app_ownership_type"
-        case appAccountToken = "app_account_token"
-    }
-
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         quantity = try c.lenientInt("quantity")
@@ -109,5 +88,27 @@ public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
         subscriptionGroupIdentifier = try c.lenientString("subscription_group_identifier")
         inAppOwnershipType = try c.lenientString("in_app_ownership_type")
         appAccountToken = try c.lenientString("app_account_token")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.appleInt("quantity", quantity)
+        try c.appleString("product_id", productId)
+        try c.appleString("transaction_id", transactionId)
+        try c.appleString("original_transaction_id", originalTransactionId)
+        try c.appleDate("purchase_date", purchaseDate)
+        try c.appleDate("original_purchase_date", originalPurchaseDate)
+        try c.appleDate("expires_date", expiresDate)
+        try c.appleDate("cancellation_date", cancellationDate)
+        try c.appleInt("cancellation_reason", cancellationReason)
+        try c.appleString("web_order_line_item_id", webOrderLineItemId)
+        try c.appleBool("is_trial_period", isTrialPeriod)
+        try c.appleBool("is_in_intro_offer_period", isInIntroOfferPeriod)
+        try c.appleBool("is_upgraded", isUpgraded)
+        try c.appleString("promotional_offer_id", promotionalOfferId)
+        try c.appleString("offer_code_ref_name", offerCodeRefName)
+        try c.appleString("subscription_group_identifier", subscriptionGroupIdentifier)
+        try c.appleString("in_app_ownership_type", inAppOwnershipType)
+        try c.appleString("app_account_token", appAccountToken)
     }
 }

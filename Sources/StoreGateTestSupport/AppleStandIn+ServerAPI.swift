@@ -1,0 +1,323 @@
+import Crypto
+import Foundation
+import Hummingbird
+import NIOCore
+import StoreGateAppStoreClient
+import StoreGateCore
+
+extension AppleStandIn {
+    /// The In-App Purchase key the stand-in accepts, as App Store Connect knows it.
+    public struct ServerAPIAccount: Sendable {
+        public var keyId: String
+        public var issuerId: String
+        public var bundleId: String
+        public var publicKey: P256.Signing.PublicKey
+
+        public init(keyId: String, issuerId: String, bundleId: String, publicKey: P256.Signing.PublicKey) {
+            self.keyId = keyId
+            self.issuerId = issuerId
+            self.bundleId = bundleId
+            self.publicKey = publicKey
+        }
+
+        /// A fresh key pair: the credentials a client signs with and the account that accepts them.
+        public static func makeTestPair(
+            bundleId: String = "com.example.storegate",
+            keyId: String = "STANDIN01",
+            issuerId: String = "57246542-96fe-1a63-e053-0824d011072a"
+        ) -> (credentials: AppStoreServerAPICredentials, account: ServerAPIAccount) {
+            let key = P256.Signing.PrivateKey()
+            return (
+                AppStoreServerAPICredentials(keyId: keyId, issuerId: issuerId, bundleId: bundleId, privateKey: key),
+                ServerAPIAccount(keyId: keyId, issuerId: issuerId, bundleId: bundleId, publicKey: key.publicKey)
+            )
+        }
+    }
+
+    /// Why the stand-in refused a Server API token (Apple answers a bare 401 to each).
+    public enum AuthFailure: String, Sendable, Hashable {
+        case missingToken = "missing_token"
+        case malformed
+        case algorithm
+        case type
+        case keyId = "key_id"
+        case signature
+        case issuer
+        case audience
+        case bundleId = "bundle_id"
+        case issuedAtMissing = "issued_at_missing"
+        case issuedInFuture = "issued_in_future"
+        case expired
+        case lifetimeTooLong = "lifetime_too_long"
+    }
+
+    /// One subscription of Get All Subscription Statuses.
+    public struct SubscriptionFixture: Sendable, Hashable {
+        public var status: Int
+        public var originalTransactionId: String
+        public var signedTransactionInfo: String
+        public var signedRenewalInfo: String
+
+        public init(status: Int, originalTransactionId: String, signedTransactionInfo: String, signedRenewalInfo: String) {
+            self.status = status
+            self.originalTransactionId = originalTransactionId
+            self.signedTransactionInfo = signedTransactionInfo
+            self.signedRenewalInfo = signedRenewalInfo
+        }
+    }
+
+    /// What the Server API half knows about one environment. Signed payloads are stored as
+    /// the compact JWS the stand-in answers (mint them with ``JWSMinter``).
+    public struct ServerAPIData: Sendable {
+        public var bundleId: String
+        public var appAppleId: Int64?
+        /// Get Transaction Info: transaction id → `signedTransactionInfo`.
+        public var transactions: [String: String] = [:]
+        /// Get Transaction History: transaction id → every signed transaction, in order.
+        public var history: [String: [String]] = [:]
+        public var historyPageSize = 20
+        /// Get All Subscription Statuses: transaction id → groups (identifier → subscriptions).
+        public var statuses: [String: [(group: String, subscriptions: [SubscriptionFixture])]] = [:]
+        /// Look Up Order ID: order id → signed transactions (unknown orders answer status 1).
+        public var orders: [String: [String]] = [:]
+        /// Get Refund History: transaction id → refunded signed transactions.
+        public var refunds: [String: [String]] = [:]
+        public var refundPageSize = 20
+        /// Get Notification History: every `signedPayload`, in order.
+        public var notifications: [String] = []
+        public var notificationPageSize = 20
+        /// The `signedPayload` Get Test Notification Status answers.
+        public var testNotification: String?
+
+        public init(bundleId: String, appAppleId: Int64? = nil) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+        }
+    }
+
+    /// One Server API request as the stand-in received it.
+    public struct ServerAPICall: Sendable, Hashable {
+        public let environment: Environment
+        /// The route without identifiers, such as `inApps/v2/history`.
+        public let route: String
+        public let query: [String: [String]]
+        public let body: [UInt8]
+    }
+
+    // MARK: Knobs
+
+    /// Accepts tokens signed for `account` (every Server API request is refused with 401
+    /// until one is set).
+    public func setServerAPIAccount(_ account: ServerAPIAccount) {
+        state.withLock { $0.account = account }
+    }
+
+    /// Changes what the stand-in answers for `environment`.
+    public func updateServerAPIData(_ environment: Environment, bundleId: String, _ change: (inout ServerAPIData) -> Void) {
+        state.withLock { state in
+            var data = state.serverAPIData[environment] ?? ServerAPIData(bundleId: bundleId)
+            change(&data)
+            state.serverAPIData[environment] = data
+        }
+    }
+
+    /// Every token refusal, in order.
+    public var authFailures: [AuthFailure] { state.withLock { $0.authFailures } }
+
+    /// Every Server API request received, in order.
+    public var serverAPICalls: [ServerAPICall] { state.withLock { $0.serverAPIRequests } }
+
+    // MARK: Routes
+
+    func addServerAPIRoutes(to router: Router<BasicRequestContext>) {
+        for environment in [Environment.production, .sandbox] {
+            let prefix = "/\(environment.rawValue.lowercased())/inApps"
+            router.get(RouterPath(stringLiteral: prefix + "/v1/transactions/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v1/transactions") { data, _ in
+                    guard let id = context.parameters.get("id"), let signed = data.transactions[id] else {
+                        return Self.response(for: .apiError(.transactionIdNotFound, httpStatus: 404))
+                    }
+                    return Self.json(try JWSMinter.json(["signedTransactionInfo": signed]))
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/v2/history/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v2/history") { data, _ in
+                    let all = context.parameters.get("id").flatMap { data.history[$0] } ?? []
+                    return try Self.page(all, size: data.historyPageSize, token: request.uri.queryParameters.get("revision"), tokenName: "revision", data: data, environment: environment)
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/v1/subscriptions/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v1/subscriptions") { data, _ in
+                    guard let id = context.parameters.get("id"), let groups = data.statuses[id] else {
+                        return Self.response(for: .apiError(.originalTransactionIdNotFound, httpStatus: 404))
+                    }
+                    var object: [String: Any] = ["environment": environment.rawValue, "bundleId": data.bundleId]
+                    if let appAppleId = data.appAppleId { object["appAppleId"] = appAppleId }
+                    object["data"] = groups.map { group in
+                        [
+                            "subscriptionGroupIdentifier": group.group,
+                            "lastTransactions": group.subscriptions.map {
+                                [
+                                    "status": $0.status,
+                                    "originalTransactionId": $0.originalTransactionId,
+                                    "signedTransactionInfo": $0.signedTransactionInfo,
+                                    "signedRenewalInfo": $0.signedRenewalInfo,
+                                ] as [String: Any]
+                            },
+                        ] as [String: Any]
+                    }
+                    return Self.json(try JWSMinter.json(object))
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/v1/lookup/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v1/lookup") { data, _ in
+                    guard let id = context.parameters.get("id"), let signed = data.orders[id] else {
+                        return Self.json("{\"status\":1}")
+                    }
+                    return Self.json(try JWSMinter.json(["status": 0, "signedTransactions": signed]))
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/v2/refund/lookup/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v2/refund/lookup") { data, _ in
+                    let all = context.parameters.get("id").flatMap { data.refunds[$0] } ?? []
+                    return try Self.page(all, size: data.refundPageSize, token: request.uri.queryParameters.get("revision"), tokenName: "revision", data: nil, environment: environment)
+                }
+            }
+            router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/history")) { request, _ in
+                try await self.serve(request, environment, "inApps/v1/notifications/history") { data, _ in
+                    let token = request.uri.queryParameters.get("paginationToken")
+                    let size = max(1, data.notificationPageSize)
+                    let start: Int
+                    if let token {
+                        guard token.hasPrefix("p"), let offset = Int(token.dropFirst()), offset >= 0, offset <= data.notifications.count else {
+                            return Self.response(for: .apiError(.invalidPaginationToken, httpStatus: 400))
+                        }
+                        start = offset
+                    } else {
+                        start = 0
+                    }
+                    let end = min(data.notifications.count, start + size)
+                    var object: [String: Any] = [
+                        "notificationHistory": data.notifications[start..<end].map { ["signedPayload": $0, "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]]] },
+                        "hasMore": end < data.notifications.count,
+                    ]
+                    if end < data.notifications.count { object["paginationToken"] = "p\(end)" }
+                    return Self.json(try JWSMinter.json(object))
+                }
+            }
+            router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/test")) { request, _ in
+                try await self.serve(request, environment, "inApps/v1/notifications/test") { _, _ in
+                    let number = self.state.withLock { state -> Int in
+                        state.nextTestNotification += 1
+                        return state.nextTestNotification
+                    }
+                    return Self.json("{\"testNotificationToken\":\"stand-in-test-\(number)_1700000000000\"}")
+                }
+            }
+            router.get(RouterPath(stringLiteral: prefix + "/v1/notifications/test/:token")) { request, context in
+                try await self.serve(request, environment, "inApps/v1/notifications/test/status") { data, _ in
+                    guard let token = context.parameters.get("token"), token.hasPrefix("stand-in-test-"), let signed = data.testNotification else {
+                        return Self.response(for: .apiError(.testNotificationNotFound, httpStatus: 404))
+                    }
+                    return Self.json(try JWSMinter.json([
+                        "signedPayload": signed,
+                        "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]],
+                    ]))
+                }
+            }
+        }
+    }
+
+    /// Checks the token, counts, injects failures, then answers with `answer`.
+    private func serve(
+        _ request: Request,
+        _ environment: Environment,
+        _ route: String,
+        _ answer: (ServerAPIData, [UInt8]) async throws -> Response
+    ) async throws -> Response {
+        let body = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+        var query: [String: [String]] = [:]
+        for (name, value) in request.uri.queryParameters {
+            query[String(name), default: []].append(String(value))
+        }
+        state.withLock {
+            $0.serverAPIRequests.append(ServerAPICall(environment: environment, route: route, query: query, body: body))
+        }
+        if let failure = try await admit(.serverAPI, route: "\(environment.rawValue.lowercased())/\(route)") {
+            return Self.response(for: failure)
+        }
+        let (account, data) = state.withLock { ($0.account, $0.serverAPIData[environment]) }
+        if let refusal = Self.checkToken(request.headers[.authorization], account: account, now: Date()) {
+            state.withLock { $0.authFailures.append(refusal) }
+            return Response(status: .unauthorized)
+        }
+        guard let data, let account, data.bundleId == account.bundleId else {
+            return Self.response(for: .apiError(.appNotFound, httpStatus: 404))
+        }
+        return try await answer(data, body)
+    }
+
+    /// One page of a revision-paged list.
+    private static func page(
+        _ all: [String],
+        size: Int,
+        token: String?,
+        tokenName: String,
+        data: ServerAPIData?,
+        environment: Environment
+    ) throws -> Response {
+        let size = max(1, size)
+        let start: Int
+        if let token {
+            guard token.hasPrefix("r"), let offset = Int(token.dropFirst()), offset >= 0, offset <= all.count else {
+                return response(for: .apiError(.invalidRequestRevision, httpStatus: 400))
+            }
+            start = offset
+        } else {
+            start = 0
+        }
+        let end = min(all.count, start + size)
+        var object: [String: Any] = [
+            "signedTransactions": Array(all[start..<end]),
+            "hasMore": end < all.count,
+            tokenName: "r\(end)",
+        ]
+        if let data {
+            object["bundleId"] = data.bundleId
+            object["environment"] = environment.rawValue
+            if let appAppleId = data.appAppleId { object["appAppleId"] = appAppleId }
+        }
+        return json(try JWSMinter.json(object))
+    }
+
+    /// Checks an `Authorization: Bearer` JWT as Apple documents it; `nil` when it is accepted.
+    static func checkToken(_ header: String?, account: ServerAPIAccount?, now: Date) -> AuthFailure? {
+        guard let header, header.hasPrefix("Bearer "), let account else { return .missingToken }
+        let parts = header.dropFirst("Bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+              let headerBytes = Base64.decode(parts[0], mode: .url),
+              let claimBytes = Base64.decode(parts[1], mode: .url),
+              let signatureBytes = Base64.decode(parts[2], mode: .url),
+              let jwtHeader = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
+        else { return .malformed }
+        guard jwtHeader["alg"] as? String == "ES256" else { return .algorithm }
+        guard jwtHeader["typ"] as? String == "JWT" else { return .type }
+        guard jwtHeader["kid"] as? String == account.keyId else { return .keyId }
+        let signingInput = Array((parts[0] + "." + parts[1]).utf8)
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+              account.publicKey.isValidSignature(signature, for: signingInput)
+        else { return .signature }
+        guard claims["iss"] as? String == account.issuerId else { return .issuer }
+        guard claims["aud"] as? String == AppStoreServerAPIToken.audience else { return .audience }
+        guard claims["bid"] as? String == account.bundleId else { return .bundleId }
+        guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value else {
+            return .issuedAtMissing
+        }
+        let nowSeconds = Int64(now.timeIntervalSince1970)
+        guard iat <= nowSeconds + 60 else { return .issuedInFuture }
+        guard exp > nowSeconds else { return .expired }
+        guard exp - iat <= 3600 else { return .lifetimeTooLong }
+        return nil
+    }
+}
