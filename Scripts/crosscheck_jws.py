@@ -92,6 +92,7 @@ def main():
         return path
 
     real_time = time.time
+    stricter = None
     problems = []
     rows = []
 
@@ -240,16 +241,45 @@ def main():
         outcome = "valid" if ours_ok else verdict["error"]["code"]
         rows.append((name, kind, "valid" if apple_ok else apple_result, outcome, fields, " (Apple's clock pinned to nested signedDate)" if clock else ""))
 
+    # Where StoreGate is stricter on purpose: Apple's library does not check Xcode signatures
+    # at all, so an Xcode transaction edited after signing passes it; StoreGate must refuse it.
+    xcode_name = "apple-asslib-xcode-signed-transaction.jws"
+    xcode_path = os.path.join(jws_dir, xcode_name)
+    if os.path.exists(xcode_path):
+        with open(xcode_path) as handle:
+            original = handle.read().strip()
+        parts = original.split(".")
+        edited_payload = raw_payload(original)
+        edited_payload["productId"] = "pass.premium.lifetime"
+        parts[1] = base64.urlsafe_b64encode(json.dumps(edited_payload).encode()).decode().rstrip("=")
+        edited = ".".join(parts)
+        edited_path = os.path.join(scratch, "xcode-edited.jws")
+        with open(edited_path, "w") as handle:
+            handle.write(edited)
+        chain = [base64.b64decode(item) for item in b64url_json(parts[0])["x5c"]]
+        config = dict(roots=[apple_root], python_env=Environment.XCODE, bundle=edited_payload["bundleId"], app_apple_id=None)
+        apple_ok, _ = python_verify("signed_transaction", edited, config, None)
+        code, out, err = storegate_run("verify", edited_path, "--json", "--bundle-id", edited_payload["bundleId"],
+                                       "--environment", "xcode", "--trust-dir", trust_dir("xcode-edited", chain[0]))
+        verdict = json.loads(out) if out.strip() else {"valid": None, "error": {"code": err.strip()}}
+        ours = "valid" if verdict["valid"] else verdict["error"]["code"]
+        stricter = (f"stricter than Apple on purpose: {xcode_name} with its payload edited: "
+                    f"Apple's library (Xcode, signature not checked): {'valid' if apple_ok else 'refused'}; StoreGate: {ours}")
+        if verdict["valid"] is not False or verdict["error"]["code"] != "invalid_signature":
+            problems.append(f"an Xcode transaction edited after signing was not refused with invalid_signature by StoreGate ({ours})")
+
     shutil.rmtree(scratch, ignore_errors=True)
     width = max(len(row[0]) for row in rows) if rows else 10
     for name, kind, apple, ours, fields, note in rows:
-        print(f"{name.ljust(width)}  {kind:<20} Apple: {apple:<24} StoreGate: {ours:<32} {fields:3d} fields{note}")
+        print(f"{name.ljust(width)}  {kind:<20} Apple: {apple:<24} StoreGate: {ours:<32} {fields:3d} field comparisons{note}")
+    if stricter:
+        print("\n" + stricter)
     if problems:
         print(f"\nDISAGREEMENTS ({len(problems)}):")
         for problem in problems:
             print("  " + problem)
         return 1
-    print(f"\nStoreGate agrees with Apple's library on all {len(rows)} fixture JWS ({sum(row[4] for row in rows)} fields compared).")
+    print(f"\nStoreGate agrees with Apple's library on all {len(rows)} fixture JWS ({sum(row[4] for row in rows)} field comparisons).")
     return 0
 
 

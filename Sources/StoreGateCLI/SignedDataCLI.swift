@@ -274,7 +274,15 @@ enum SignedDataCLI {
                 if index > failedIndex {
                     return Step(step: step, status: .notRun, detail: "")
                 }
-                return Step(step: step, status: .passed, detail: "")
+                switch step {
+                case .input:
+                    return Step(step: step, status: .passed, detail: "\(bytes.count) bytes")
+                case .structure:
+                    let header = try? CompactJWS(bytes: bytes).header
+                    return Step(step: step, status: .passed, detail: header.map { "alg \($0.algorithm), x5c of \($0.certificateChain.count)" } ?? "")
+                default:
+                    return Step(step: step, status: .passed, detail: "")
+                }
             }
             return Step(step: step, status: .passed, detail: detail(of: step, outcome: outcome, bytes: bytes, kind: kind))
         }
