@@ -104,7 +104,10 @@ package struct RenewalRow: Hashable, Sendable {
 
     /// Whether this observation replaces `other`: later signing date, then the tiebreak.
     package func supersedes(_ other: RenewalRow) -> Bool {
-        (observedAt.ledgerMilliseconds, tiebreak) > (other.observedAt.ledgerMilliseconds, other.tiebreak)
+        let mine = observedAt.ledgerMilliseconds, theirs = other.observedAt.ledgerMilliseconds
+        if mine != theirs { return mine > theirs }
+        // Byte order, as SQLite's BINARY and PostgreSQL's "C" collations compare.
+        return other.tiebreak.utf8.lexicographicallyPrecedes(tiebreak.utf8)
     }
 }
 

@@ -1,0 +1,307 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StoreGateCore
+import StoreGateLedger
+import Synchronization
+
+/// The ``Ledger`` for several service instances sharing one PostgreSQL database, on
+/// PostgresNIO's `PostgresClient` connection pool.
+///
+/// Every invariant is enforced by the database, not by process memory: each change runs in
+/// one transaction that locks the rows it reads (`SELECT … FOR UPDATE`, rows locked in key
+/// order), primary keys refuse a second insert of the same transaction, family or
+/// notification (the loser of such a race retries and then sees the winner's row), and a
+/// consumption is a conditional `UPDATE … WHERE purchased - consumed >= quantity` with the
+/// idempotency key as a primary key. Serialization failures, deadlocks and lost connections
+/// are retried a few times before surfacing as retryable ``LedgerError``s.
+///
+/// Two ways to open one:
+/// - ``connect(url:configuration:maximumConnections:logger:)`` — the ledger runs its own
+///   client; ``close()`` stops it. Simplest for CLIs and tests.
+/// - ``init(client:configuration:)`` then ``migrate()`` — the caller runs the
+///   `PostgresClient` (it is a swift-service-lifecycle `Service`) in its `ServiceGroup`.
+public final class PostgresLedger: Ledger {
+    public let backend = "postgres"
+    public let configuration: LedgerConfiguration
+    /// The connection pool the ledger uses.
+    public let client: PostgresClient
+    let planner: LedgerPlanner
+    let metrics: LedgerMetrics
+    let logger: Logger
+    private let state = Mutex(LifecycleState())
+
+    private struct LifecycleState {
+        var isClosed = false
+        var runTask: Task<Void, Never>?
+    }
+
+    /// Wraps a client the caller runs. Call ``migrate()`` before the first use.
+    ///
+    /// - Parameters:
+    ///   - client: A `PostgresClient` whose `run()` the caller runs for the ledger's lifetime.
+    ///   - configuration: Catalog, account tokens, encryption, logger.
+    public init(client: PostgresClient, configuration: LedgerConfiguration = LedgerConfiguration()) {
+        self.client = client
+        self.configuration = configuration
+        self.planner = LedgerPlanner(configuration: configuration)
+        self.metrics = LedgerMetrics(backend: "postgres")
+        self.logger = configuration.logger
+    }
+
+    /// Connects to `url` with a client the ledger runs itself, and applies migrations.
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
+    ///   - configuration: Catalog, account tokens, encryption, logger.
+    ///   - maximumConnections: The pool's size.
+    /// - Throws: ``LedgerError/Code/invalidConfiguration`` for a malformed URL; a storage or
+    ///   migration error when the database cannot be reached or migrated.
+    public static func connect(
+        url: String, configuration: LedgerConfiguration = LedgerConfiguration(), maximumConnections: Int = 20
+    ) async throws(LedgerError) -> PostgresLedger {
+        var clientConfiguration = try PostgresURL.clientConfiguration(url)
+        clientConfiguration.options.maximumConnections = max(1, maximumConnections)
+        let client = PostgresClient(configuration: clientConfiguration)
+        let ledger = PostgresLedger(client: client, configuration: configuration)
+        let task = Task { await client.run() }
+        ledger.state.withLock { $0.runTask = task }
+        do {
+            try await ledger.migrate()
+        } catch {
+            await ledger.close()
+            throw error
+        }
+        return ledger
+    }
+
+    /// Applies the missing schema migrations, idempotently and safely when several instances
+    /// start at once (a transaction-scoped advisory lock serializes them).
+    ///
+    /// - Throws: ``LedgerError/Code/migration``, ``LedgerError/Code/schemaTooNew``, or a
+    ///   storage error.
+    public func migrate() async throws(LedgerError) {
+        let logger = self.logger
+        try await transaction { connection in
+            try await PostgresSchema.migrate(connection, logger: logger, now: Date().ledgerMilliseconds)
+        }
+        logger.debug("migrated the PostgreSQL ledger")
+    }
+
+    // MARK: Ledger
+
+    @discardableResult
+    public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.record, since: start) }
+        do throws(LedgerError) {
+            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let planner = self.planner
+            let outcome = try await transaction { connection in
+                let state = try await Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, logger: self.logger)
+                let (plan, outcome) = try planner.plan(prepared, state: state)
+                try await Self.apply(plan, connection, logger: self.logger)
+                return outcome
+            }
+            metrics.recorded(outcome)
+            return outcome
+        } catch {
+            metrics.recordFailed(error)
+            throw error
+        }
+    }
+
+    @discardableResult
+    public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.notification, since: start) }
+        do throws(LedgerError) {
+            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let planner = self.planner
+            let outcome = try await transaction { connection -> NotificationOutcome in
+                let uuid = prepared.notification.summary.notificationUUID
+                let exists = try await Self.rows(connection, "SELECT 1 FROM ledger_notifications WHERE notification_uuid = $1", [.text(uuid)], logger: self.logger)
+                let state = try await Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, logger: self.logger)
+                if !exists.isEmpty {
+                    let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
+                    return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+                }
+                let (plan, outcome) = try planner.plan(prepared, state: state)
+                try await Self.apply(plan, connection, logger: self.logger)
+                return outcome
+            }
+            metrics.notification(outcome.isDuplicate ? "duplicate" : "applied")
+            return outcome
+        } catch {
+            metrics.notification("error")
+            throw error
+        }
+    }
+
+    public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.query, since: start) }
+        let records = try await transaction(readOnly: true) { connection in
+            try await Self.loadAccount(connection, account, logger: self.logger)
+        }
+        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
+    }
+
+    public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
+        try LedgerPlanner.checkProductId(productId)
+        return try await withConnection { connection in
+            let rows = try await Self.rows(
+                connection, "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = $1 AND product_id = $2",
+                [.text(account.rawValue), .text(productId)], logger: self.logger
+            )
+            guard let row = rows.first else { return ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0) }
+            return ConsumableBalance(productId: productId, purchased: try row.int(0), refunded: try row.int(1), consumed: try row.int(2))
+        }
+    }
+
+    @discardableResult
+    public func consume(
+        _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
+    ) async throws(LedgerError) -> ConsumptionReceipt {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { metrics.duration(.consume, since: start) }
+        do throws(LedgerError) {
+            try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
+            let receipt = try await transaction { connection in
+                try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: self.logger)
+            }
+            metrics.consumption(receipt.isReplay ? "replay" : "consumed")
+            return receipt
+        } catch {
+            metrics.consumptionFailed(error)
+            throw error
+        }
+    }
+
+    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+        try await withConnection { connection in
+            try await Self.loadTransactions(
+                connection, [TransactionKey(environment: environment, transactionId: transactionId)], lock: false, logger: self.logger
+            ).first?.value
+        }
+    }
+
+    public func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? {
+        let sealed = try await withConnection { connection -> SealedProof? in
+            let rows = try await Self.rows(
+                connection, "SELECT key_id, sealed FROM ledger_proofs WHERE digest = $1 AND sealed IS NOT NULL",
+                [.bytes(digest.bytes)], logger: self.logger
+            )
+            guard let row = rows.first else { return nil }
+            return SealedProof(keyID: try row.text(0), combined: try row.bytes(1))
+        }
+        guard let sealed else { return nil }
+        guard let encryption = configuration.encryption else {
+            throw LedgerError(.unknownEncryptionKey, reason: "a stored proof was sealed with key '\(sealed.keyID)', and no key is configured")
+        }
+        return try encryption.open(sealed, digest: digest)
+    }
+
+    public func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport {
+        let figures = try await transaction(readOnly: true) { connection in
+            try await Self.invariants(connection, logger: self.logger)
+        }
+        return LedgerIntegrityReport(backend: backend, problems: figures.problems)
+    }
+
+    public func close() async {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.isClosed = true
+            defer { state.runTask = nil }
+            return state.runTask
+        }
+        if let task {
+            task.cancel()
+            await task.value
+        }
+    }
+
+    // MARK: Transactions
+
+    private var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Runs `body` on a pooled connection inside `BEGIN … COMMIT`, rolling back on error and
+    /// retrying retryable failures (serialization, deadlock, a lost insert race, a lost
+    /// connection) up to five times.
+    func transaction<T: Sendable>(
+        readOnly: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(LedgerError) -> T {
+        let logger = self.logger
+        let begin: PostgresQuery = readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
+        return try await withRetries {
+            try await self.client.withConnection { connection in
+                try await connection.query(begin, logger: logger)
+                do {
+                    let result = try await body(connection)
+                    try await connection.query("COMMIT", logger: logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)  // the body's error is what matters
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Runs a single-statement read on a pooled connection, with retries.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(LedgerError) -> T {
+        try await withRetries {
+            try await self.client.withConnection { connection in try await body(connection) }
+        }
+    }
+
+    private func withRetries<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(LedgerError) -> T {
+        var attempt = 0
+        while true {
+            if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
+            do {
+                return try await body()
+            } catch {
+                let mapped = Self.ledgerError(error)
+                attempt += 1
+                guard mapped.isRetryable, attempt < 6, !Task.isCancelled else { throw mapped }
+                logger.debug("retrying a PostgreSQL transaction", metadata: ["attempt": "\(attempt)", "error": "\(mapped.reason)"])
+                do {
+                    try await Task.sleep(for: .milliseconds(attempt * attempt))
+                } catch {
+                    throw mapped
+                }
+            }
+        }
+    }
+
+    /// Maps any error to a ``LedgerError``: server errors by SQLSTATE (never including bound
+    /// values), connection failures as retryable.
+    static func ledgerError(_ error: any Error) -> LedgerError {
+        if let error = error as? LedgerError { return error }
+        if let error = error as? PSQLError {
+            let state = error.serverInfo?[.sqlState]
+            let retryableStates: Set<String> = ["40001", "40P01", "23505", "55P03", "57P01", "08000", "08003", "08006"]
+            if error.code == .server {
+                return LedgerError(.storage, reason: "PostgreSQL: \(describe(error))", isRetryable: state.map(retryableStates.contains) ?? false)
+            }
+            let retryable = [PSQLError.Code.connectionError, .serverClosedConnection, .uncleanShutdown].contains(error.code)
+            return LedgerError(.storage, reason: "PostgreSQL connection: \(error.code)", isRetryable: retryable)
+        }
+        if error is CancellationError {
+            return LedgerError(.storage, reason: "the operation was cancelled", isRetryable: true)
+        }
+        return LedgerError(.storage, reason: "PostgreSQL: \(String(describing: type(of: error)))", isRetryable: false)
+    }
+
+    /// A description of a PostgreSQL error with its SQLSTATE and primary message only.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else {
+            if let error = error as? LedgerError { return error.reason }
+            return String(describing: type(of: error))
+        }
+        let state = error.serverInfo?[.sqlState] ?? "-"
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        return "\(message) (SQLSTATE \(state))"
+    }
+}

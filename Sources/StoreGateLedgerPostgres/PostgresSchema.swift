@@ -1,0 +1,161 @@
+import Logging
+import PostgresNIO
+import StoreGateLedger
+
+/// The ledger's PostgreSQL schema, as versioned migrations applied at start-up.
+///
+/// Migrations run in one transaction holding a transaction-scoped advisory lock, so service
+/// instances starting at once apply each migration exactly once; DDL in PostgreSQL is
+/// transactional, so a failed migration leaves nothing behind. Dates are milliseconds since
+/// 1970 (`BIGINT`).
+enum PostgresSchema {
+    /// The advisory lock key migrations hold ("sgledger" in ASCII).
+    static let migrationLock: Int64 = 0x7367_6C65_6467_6572
+
+    struct Migration {
+        let version: Int
+        let description: String
+        let statements: [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, description: "families, transactions, renewals, notifications, proofs, balances, consumptions", statements: [
+            """
+            CREATE TABLE ledger_families (
+                environment TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                account_id TEXT,
+                PRIMARY KEY (environment, original_transaction_id)
+            )
+            """,
+            "CREATE INDEX ledger_families_account ON ledger_families (account_id)",
+            """
+            CREATE TABLE ledger_transactions (
+                environment TEXT NOT NULL,
+                transaction_id TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                account_id TEXT,
+                bundle_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                product_type TEXT NOT NULL,
+                has_apple_metadata BOOLEAN NOT NULL,
+                subscription_group TEXT NOT NULL,
+                quantity BIGINT NOT NULL CHECK (quantity > 0),
+                purchase_date BIGINT NOT NULL,
+                original_purchase_date BIGINT,
+                expires_date BIGINT,
+                revocation_date BIGINT,
+                revocation_reason BIGINT,
+                is_upgraded BOOLEAN NOT NULL,
+                web_order_line_item_id TEXT,
+                app_account_token TEXT,
+                observed_at BIGINT NOT NULL,
+                source TEXT NOT NULL,
+                proof_digest BYTEA,
+                recorded_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (environment, transaction_id)
+            )
+            """,
+            "CREATE INDEX ledger_transactions_account ON ledger_transactions (account_id)",
+            "CREATE INDEX ledger_transactions_family ON ledger_transactions (environment, original_transaction_id)",
+            """
+            CREATE TABLE ledger_renewals (
+                environment TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                auto_renew_product_id TEXT,
+                will_auto_renew BOOLEAN NOT NULL,
+                expiration_intent BIGINT,
+                is_in_billing_retry_period BOOLEAN NOT NULL,
+                grace_period_expires_date BIGINT,
+                renewal_date BIGINT,
+                observed_at BIGINT NOT NULL,
+                tiebreak TEXT NOT NULL,
+                PRIMARY KEY (environment, original_transaction_id)
+            )
+            """,
+            """
+            CREATE TABLE ledger_notifications (
+                notification_uuid TEXT PRIMARY KEY,
+                environment TEXT NOT NULL,
+                notification_type TEXT NOT NULL,
+                subtype TEXT,
+                signed_date BIGINT NOT NULL,
+                transaction_id TEXT,
+                original_transaction_id TEXT,
+                proof_digest BYTEA NOT NULL,
+                received_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX ledger_notifications_family ON ledger_notifications (environment, original_transaction_id)",
+            """
+            CREATE TABLE ledger_proofs (
+                digest BYTEA PRIMARY KEY CHECK (length(digest) = 32),
+                kind TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                key_id TEXT,
+                sealed BYTEA,
+                received_at BIGINT NOT NULL,
+                CHECK ((key_id IS NULL) = (sealed IS NULL))
+            )
+            """,
+            """
+            CREATE TABLE ledger_balances (
+                account_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                purchased BIGINT NOT NULL CHECK (purchased >= 0),
+                refunded BIGINT NOT NULL CHECK (refunded >= 0),
+                consumed BIGINT NOT NULL CHECK (consumed >= 0),
+                PRIMARY KEY (account_id, product_id)
+            )
+            """,
+            """
+            CREATE TABLE ledger_consumptions (
+                account_id TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                quantity BIGINT NOT NULL CHECK (quantity > 0),
+                consumed_at BIGINT NOT NULL,
+                remaining BIGINT NOT NULL,
+                PRIMARY KEY (account_id, idempotency_key)
+            )
+            """,
+        ]),
+    ]
+
+    /// Applies the missing migrations under the advisory lock.
+    ///
+    /// - Throws: ``LedgerError/Code/schemaTooNew`` or ``LedgerError/Code/migration``.
+    static func migrate(_ connection: PostgresConnection, logger: Logger, now: Int64) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+        try await connection.query("""
+            CREATE TABLE IF NOT EXISTS ledger_migrations (
+                version BIGINT PRIMARY KEY,
+                description TEXT NOT NULL,
+                applied_at BIGINT NOT NULL
+            )
+            """, logger: logger)
+        var current: Int64 = 0
+        for try await (version) in try await connection.query("SELECT COALESCE(MAX(version), 0)::BIGINT FROM ledger_migrations", logger: logger).decode(Int64.self) {
+            current = version
+        }
+        let latest = migrations.last?.version ?? 0
+        guard current <= latest else {
+            throw LedgerError(.schemaTooNew, reason: "the database has schema version \(current); this StoreGate knows up to \(latest)")
+        }
+        for migration in migrations where migration.version > current {
+            do {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            } catch {
+                throw LedgerError(.migration, reason: "migration \(migration.version) failed: \(PostgresLedger.describe(error))")
+            }
+            try await connection.query(
+                "INSERT INTO ledger_migrations (version, description, applied_at) VALUES (\(Int64(migration.version)), \(migration.description), \(now))",
+                logger: logger
+            )
+        }
+    }
+}
