@@ -69,6 +69,16 @@ struct JSONReaderTests {
         #expect(read(#"{"a":{"b":1},"b":2}"#) != nil)
     }
 
+    @Test("finds duplicates in large objects too (past the linear scan, by a set)")
+    func largeObjects() {
+        let members = (0..<20_000).map { "\"k\($0)\":\($0)" }
+        #expect(read("{" + members.joined(separator: ",") + "}")?.members.count == 20_000)
+        #expect(read("{" + (members + ["\"k19999\":0"]).joined(separator: ",") + "}") == nil)
+        #expect(read("{" + (members + ["\"k3\":0"]).joined(separator: ",") + "}") == nil)
+        #expect(read("{" + (members.prefix(40) + ["\"k39\":0"]).joined(separator: ",") + "}") == nil)
+        #expect(read("{" + (members.prefix(31) + ["\"k0\":0"]).joined(separator: ",") + "}") == nil)
+    }
+
     @Test("refuses invalid UTF-8 inside strings")
     func invalidUTF8() {
         #expect((try? JSONReader.readObject([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]).get()) == nil)

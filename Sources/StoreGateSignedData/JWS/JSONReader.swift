@@ -19,6 +19,9 @@ struct JSONReader {
     /// Deepest nesting of arrays and objects accepted (Apple's payloads nest three levels).
     static let maxDepth = 32
 
+    /// Up to this many members, duplicate names are found by a linear scan.
+    static let linearScanLimit = 32
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
@@ -126,6 +129,7 @@ struct JSONReader {
         index += 1  // {
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(24)
+        var names = Set<String>()
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
@@ -137,7 +141,18 @@ struct JSONReader {
             guard peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let keyStart = index
             let key = try readString()
-            for member in members where member.key == key {
+            // A linear scan for Apple's small objects; a set past that, so an object with
+            // thousands of members costs linear, not quadratic, time.
+            let isDuplicate: Bool
+            if members.count < Self.linearScanLimit {
+                isDuplicate = members.contains { $0.key == key }
+            } else {
+                if names.isEmpty {
+                    names = Set(members.map(\.key))
+                }
+                isDuplicate = !names.insert(key).inserted
+            }
+            if isDuplicate {
                 index = keyStart
                 throw failure("duplicate member name")
             }
