@@ -113,9 +113,12 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
     public var environment: Environment?
     /// How many attempts were made before giving up (1 when no retry happened).
     public var attempts: Int
+    /// The source file that threw.
     public let file: String
+    /// The line that threw.
     public let line: UInt
 
+    /// Creates a value from its parts.
     public init(
         _ code: Code,
         reason: String,

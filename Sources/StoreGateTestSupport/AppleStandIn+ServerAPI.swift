@@ -8,11 +8,16 @@ import StoreGateCore
 extension AppleStandIn {
     /// The In-App Purchase key the stand-in accepts, as App Store Connect knows it.
     public struct ServerAPIAccount: Sendable {
+        /// The key id (`kid`).
         public var keyId: String
+        /// The issuer id (`iss`).
         public var issuerId: String
+        /// The bundle id Apple names.
         public var bundleId: String
+        /// The public half of the key.
         public var publicKey: P256.Signing.PublicKey
 
+        /// Creates a value from its parts.
         public init(keyId: String, issuerId: String, bundleId: String, publicKey: P256.Signing.PublicKey) {
             self.keyId = keyId
             self.issuerId = issuerId
@@ -53,11 +58,16 @@ extension AppleStandIn {
 
     /// One subscription of Get All Subscription Statuses.
     public struct SubscriptionFixture: Sendable, Hashable {
+        /// The status Apple reports.
         public var status: Int
+        /// The original transaction id.
         public var originalTransactionId: String
+        /// The signed latest transaction.
         public var signedTransactionInfo: String
+        /// The signed renewal info.
         public var signedRenewalInfo: String
 
+        /// Creates a value from its parts.
         public init(status: Int, originalTransactionId: String, signedTransactionInfo: String, signedRenewalInfo: String) {
             self.status = status
             self.originalTransactionId = originalTransactionId
@@ -69,12 +79,15 @@ extension AppleStandIn {
     /// What the Server API half knows about one environment. Signed payloads are stored as
     /// the compact JWS the stand-in answers (mint them with ``JWSMinter``).
     public struct ServerAPIData: Sendable {
+        /// The bundle id Apple names.
         public var bundleId: String
+        /// The app's App Store identifier.
         public var appAppleId: Int64?
         /// Get Transaction Info: transaction id → `signedTransactionInfo`.
         public var transactions: [String: String] = [:]
         /// Get Transaction History: transaction id → every signed transaction, in order.
         public var history: [String: [String]] = [:]
+        /// Transactions per history page.
         public var historyPageSize = 20
         /// Get All Subscription Statuses: transaction id → groups (identifier → subscriptions).
         public var statuses: [String: [(group: String, subscriptions: [SubscriptionFixture])]] = [:]
@@ -82,13 +95,16 @@ extension AppleStandIn {
         public var orders: [String: [String]] = [:]
         /// Get Refund History: transaction id → refunded signed transactions.
         public var refunds: [String: [String]] = [:]
+        /// Transactions per refund page.
         public var refundPageSize = 20
         /// Get Notification History: every `signedPayload`, in order.
         public var notifications: [String] = []
+        /// Notifications per page.
         public var notificationPageSize = 20
         /// The `signedPayload` Get Test Notification Status answers.
         public var testNotification: String?
 
+        /// Creates a value from its parts.
         public init(bundleId: String, appAppleId: Int64? = nil) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId
@@ -97,10 +113,13 @@ extension AppleStandIn {
 
     /// One Server API request as the stand-in received it.
     public struct ServerAPICall: Sendable, Hashable {
+        /// The environment Apple names.
         public let environment: Environment
         /// The route without identifiers, such as `inApps/v2/history`.
         public let route: String
+        /// The query parameters.
         public let query: [String: [String]]
+        /// The request body.
         public let body: [UInt8]
     }
 

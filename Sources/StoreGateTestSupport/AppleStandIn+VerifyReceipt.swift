@@ -16,8 +16,11 @@ extension AppleStandIn {
     public struct VerifyReceiptCall: Sendable, Hashable {
         /// The endpoint asked: production or sandbox.
         public let environment: Environment
+        /// The `receipt-data` sent.
         public let receiptData: String?
+        /// The `password` (shared secret) sent.
         public let password: String?
+        /// The `exclude-old-transactions` flag sent.
         public let excludeOldTransactions: Bool?
     }
 

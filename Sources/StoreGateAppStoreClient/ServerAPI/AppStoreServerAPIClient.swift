@@ -5,9 +5,12 @@ import StoreGateSignedData
 
 /// Where the App Store Server API lives, per environment.
 public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
+    /// The production base URL.
     public var production: String
+    /// The sandbox base URL.
     public var sandbox: String
 
+    /// Creates a value from its parts.
     public init(production: String, sandbox: String) {
         self.production = production
         self.sandbox = sandbox
@@ -45,7 +48,9 @@ public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
 /// the ``SignedPayloadVerifying`` before it is returned, and every verified transaction and
 /// notification must be for the credentials' bundle id.
 public struct AppStoreServerAPIClient: Sendable {
+    /// The environment Apple names.
     public let environment: Environment
+    /// The bundle id Apple names.
     public let bundleId: String
     private let baseURL: String
     private let transport: any HTTPTransport

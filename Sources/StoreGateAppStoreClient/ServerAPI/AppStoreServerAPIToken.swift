@@ -15,7 +15,9 @@ public struct AppStoreServerAPIToken: Sendable, Hashable, CustomStringConvertibl
 
     /// The compact JWT, for the `Authorization: Bearer` header. Never logged.
     public let compact: String
+    /// The `iat` claim.
     public let issuedAt: Date
+    /// The `exp` claim.
     public let expiresAt: Date
 
     /// Signs a token.
@@ -55,6 +57,7 @@ public struct AppStoreServerAPIToken: Sendable, Hashable, CustomStringConvertibl
 /// Hands out App Store Server API tokens, signing a new one only when the cached one is close
 /// to expiry: one signature per lifetime, however many calls.
 public actor AppStoreServerAPITokenProvider {
+    /// The key and ids tokens are signed with.
     public let credentials: AppStoreServerAPICredentials
     /// How long each token lives (at most 60 minutes).
     public let lifetime: Duration

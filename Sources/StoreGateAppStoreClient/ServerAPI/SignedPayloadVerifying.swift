@@ -24,20 +24,25 @@ import StoreGateSignedData
 /// A wrapper rather than a conformance of `SignedDataVerifier` itself, so the verifier's own
 /// `verifyTransaction(_:)` keeps returning its richer types wherever both modules are imported.
 public struct SignedDataPayloadVerifier: SignedPayloadVerifying {
+    /// The wrapped JWS verifier.
     public let verifier: SignedDataVerifier
 
+    /// Creates a value from its parts.
     public init(_ verifier: SignedDataVerifier) {
         self.verifier = verifier
     }
 
+    /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyTransaction(_ compactJWS: String) async throws -> VerifiedTransaction {
         try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8)).transaction()
     }
 
+    /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyRenewalInfo(_ compactJWS: String) async throws -> VerifiedRenewalInfo {
         try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8)).renewalInfo()
     }
 
+    /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification {
         try await verifier.verifyNotification(bytes: Array(compactJWS.utf8)).notification()
     }

@@ -20,6 +20,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         /// The largest answer body accepted, in bytes.
         public var maxResponseBytes: Int
 
+        /// Creates a value from its parts.
         public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(30), maxResponseBytes: Int = 8 << 20) {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
@@ -74,6 +75,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try await client.shutdown()
     }
 
+    /// Sends one request; see ``HTTPTransport/send(_:deadline:)``.
     public func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)

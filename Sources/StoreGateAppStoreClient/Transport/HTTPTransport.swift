@@ -31,15 +31,19 @@ public struct TransportRequest: Sendable, Hashable {
 
     /// One header field.
     public struct Header: Sendable, Hashable {
+        /// The field name.
         public var name: String
+        /// The field value.
         public var value: String
 
+        /// Creates a value from its parts.
         public init(_ name: String, _ value: String) {
             self.name = name
             self.value = value
         }
     }
 
+    /// Creates a value from its parts.
     public init(method: String, url: String, headers: [Header] = [], body: [UInt8]? = nil) {
         self.method = method
         self.url = url
@@ -57,6 +61,7 @@ public struct TransportResponse: Sendable, Hashable {
     /// The whole body.
     public var body: [UInt8]
 
+    /// Creates a value from its parts.
     public init(status: Int, headers: [TransportRequest.Header] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers

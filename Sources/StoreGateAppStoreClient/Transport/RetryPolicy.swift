@@ -25,6 +25,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest `Retry-After` wait honoured; a later one fails the call at once.
     public var maxRetryAfter: Duration
 
+    /// Creates a value from its parts.
     public init(
         maxAttempts: Int = 3,
         initialBackoff: Duration = .milliseconds(250),

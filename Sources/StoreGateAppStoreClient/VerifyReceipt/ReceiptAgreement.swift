@@ -6,10 +6,14 @@ import StoreGateCore
 public struct OfflineReceiptFacts: Sendable, Hashable, Codable {
     /// One purchase of the receipt.
     public struct Purchase: Sendable, Hashable, Codable {
+        /// The transaction id.
         public var transactionId: String
+        /// The product id.
         public var productId: String
+        /// How many items were bought.
         public var quantity: Int
 
+        /// Creates a value from its parts.
         public init(transactionId: String, productId: String, quantity: Int) {
             self.transactionId = transactionId
             self.productId = productId
@@ -17,12 +21,15 @@ public struct OfflineReceiptFacts: Sendable, Hashable, Codable {
         }
     }
 
+    /// The bundle id Apple names.
     public var bundleId: String
     /// The environment the offline verdict reports (``Environment/test`` or ``Environment/xcode``
     /// for receipts anchored in an opt-in root: those never agree with Apple).
     public var environment: Environment
+    /// Every purchase the receipt holds.
     public var purchases: [Purchase]
 
+    /// Creates a value from its parts.
     public init(bundleId: String, environment: Environment, purchases: [Purchase]) {
         self.bundleId = bundleId
         self.environment = environment

@@ -27,10 +27,13 @@ public struct VerifyReceiptClient: Sendable {
 
         /// One endpoint asked.
         public struct Hop: Sendable, Hashable {
+            /// The environment Apple names.
             public var environment: Environment
+            /// The status Apple reports.
             public var status: VerifyReceiptStatus
         }
 
+        /// Creates a value from its parts.
         public init(reply: VerifyReceiptResponse, answeredBy: Environment, route: [Hop], attempts: Int) {
             self.reply = reply
             self.answeredBy = answeredBy
@@ -39,8 +42,11 @@ public struct VerifyReceiptClient: Sendable {
         }
     }
 
+    /// The HTTP transport.
     public let transport: any HTTPTransport
+    /// The endpoints asked.
     public let endpoints: VerifyReceiptEndpoints
+    /// Attempts, backoff and deadline of each call.
     public let retryPolicy: RetryPolicy
     private let logger: Logger
 

@@ -7,6 +7,7 @@ public struct VerifyReceiptEndpoints: Sendable, Hashable {
     /// The sandbox endpoint.
     public var sandbox: String
 
+    /// Creates a value from its parts.
     public init(production: String, sandbox: String) {
         self.production = production
         self.sandbox = sandbox

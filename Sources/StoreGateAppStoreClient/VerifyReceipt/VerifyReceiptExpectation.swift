@@ -5,10 +5,14 @@ import StoreGateCore
 public struct VerifyReceiptExpectation: Sendable, Hashable {
     /// The purchase being verified, as the app reported it.
     public struct Purchase: Sendable, Hashable {
+        /// The transaction id.
         public var transactionId: String
+        /// The product id.
         public var productId: String
+        /// How many items were bought.
         public var quantity: Int
 
+        /// Creates a value from its parts.
         public init(transactionId: String, productId: String, quantity: Int = 1) {
             self.transactionId = transactionId
             self.productId = productId

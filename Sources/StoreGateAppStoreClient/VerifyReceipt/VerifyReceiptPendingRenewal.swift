@@ -3,21 +3,31 @@ import Foundation
 /// One entry of a verifyReceipt reply's `pending_renewal_info`: what an auto-renewable
 /// subscription will do at its next renewal. Unverified; unknown keys are ignored.
 public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
+    /// Apple's `auto_renew_product_id`.
     public var autoRenewProductId: String?
     /// Whether the subscription will renew (`auto_renew_status` 1).
     public var autoRenewStatus: Bool?
     /// Why the subscription expired (1 cancelled, 2 billing error, 3 price increase refused,
     /// 4 product unavailable, 5 other).
     public var expirationIntent: Int?
+    /// Apple's `grace_period_expires_date_ms` (milliseconds since 1970), as a date.
     public var gracePeriodExpiresDate: Date?
+    /// Apple's `is_in_billing_retry_period`.
     public var isInBillingRetryPeriod: Bool?
+    /// Apple's `offer_code_ref_name`.
     public var offerCodeRefName: String?
+    /// Apple's `original_transaction_id`.
     public var originalTransactionId: String?
+    /// Apple's `price_consent_status`.
     public var priceConsentStatus: Int?
+    /// Apple's `product_id`.
     public var productId: String?
+    /// Apple's `promotional_offer_id`.
     public var promotionalOfferId: String?
+    /// Apple's `price_increase_status`.
     public var priceIncreaseStatus: Int?
 
+    /// Creates a value from its parts.
     public init(
         autoRenewProductId: String? = nil,
         autoRenewStatus: Bool? = nil,

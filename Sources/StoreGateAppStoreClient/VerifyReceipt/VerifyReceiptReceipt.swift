@@ -13,21 +13,32 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
     public var bundleId: String?
     /// `application_version` (or `bvrs`).
     public var applicationVersion: String?
+    /// Apple's `original_application_version`.
     public var originalApplicationVersion: String?
+    /// Apple's `adam_id`.
     public var adamId: String?
+    /// Apple's `app_item_id`.
     public var appItemId: String?
+    /// Apple's `download_id`.
     public var downloadId: String?
+    /// Apple's `version_external_identifier`.
     public var versionExternalIdentifier: String?
+    /// Apple's `receipt_creation_date_ms` (milliseconds since 1970), as a date.
     public var receiptCreationDate: Date?
+    /// Apple's `request_date_ms` (milliseconds since 1970), as a date.
     public var requestDate: Date?
+    /// Apple's `original_purchase_date_ms` (milliseconds since 1970), as a date.
     public var originalPurchaseDate: Date?
+    /// Apple's `expiration_date_ms` (milliseconds since 1970), as a date.
     public var expirationDate: Date?
+    /// Apple's `preorder_date_ms` (milliseconds since 1970), as a date.
     public var preorderDate: Date?
     /// The purchases the receipt holds.
     public var inApp: [VerifyReceiptTransaction]
     /// The purchase an iOS 6-style transaction receipt describes at its top level.
     public var legacyTransaction: VerifyReceiptTransaction?
 
+    /// Creates a value from its parts.
     public init(
         receiptType: String? = nil,
         bundleId: String? = nil,

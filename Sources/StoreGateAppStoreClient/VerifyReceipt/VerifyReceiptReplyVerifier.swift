@@ -12,9 +12,11 @@ public struct AcceptedVerifyReceiptReply: Sendable, Hashable {
         case subscriptionExpired = "subscription_expired"
     }
 
+    /// What the reply says about the purchase.
     public let outcome: Outcome
     /// The environment of the reply (equal to the endpoint that answered it).
     public let environment: Environment
+    /// The bundle id Apple names.
     public let bundleId: String
     /// The reply's entries for the expected transaction (at least one), or every purchase of
     /// the receipt when no purchase was expected.

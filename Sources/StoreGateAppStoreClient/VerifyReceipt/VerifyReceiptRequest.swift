@@ -38,6 +38,7 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
     /// The secret itself.
     public let value: String
 
+    /// Creates a value from its parts.
     public init(_ value: String) {
         self.value = value
     }

@@ -22,6 +22,7 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
     /// Apple's own `is-retryable` hint, sent with 21100–21199.
     public var isRetryableHint: Bool?
 
+    /// Creates a value from its parts.
     public init(
         status: VerifyReceiptStatus,
         environment: Environment? = nil,

@@ -4,8 +4,10 @@
 /// neither valid nor retryable). 21100–21199 are Apple's "internal data access errors", all
 /// temporary.
 public struct VerifyReceiptStatus: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The number Apple sends.
     public let rawValue: Int
 
+    /// Creates a value from its parts.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

@@ -6,28 +6,44 @@ import Foundation
 /// Read as Apple sends it, unverified: ids and `_ms` dates may be strings or numbers, booleans
 /// `"true"` or `true`; unknown keys are ignored. Dates come from the `_ms` fields.
 public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
+    /// Apple's `quantity`.
     public var quantity: Int?
+    /// Apple's `product_id`.
     public var productId: String?
+    /// Apple's `transaction_id`.
     public var transactionId: String?
+    /// Apple's `original_transaction_id`.
     public var originalTransactionId: String?
+    /// Apple's `purchase_date_ms` (milliseconds since 1970), as a date.
     public var purchaseDate: Date?
+    /// Apple's `original_purchase_date_ms` (milliseconds since 1970), as a date.
     public var originalPurchaseDate: Date?
+    /// Apple's `expires_date_ms` (milliseconds since 1970), as a date.
     public var expiresDate: Date?
     /// When Apple refunded or revoked the purchase.
     public var cancellationDate: Date?
     /// 0 other, 1 a problem in the app.
     public var cancellationReason: Int?
+    /// Apple's `web_order_line_item_id`.
     public var webOrderLineItemId: String?
+    /// Apple's `is_trial_period`.
     public var isTrialPeriod: Bool?
+    /// Apple's `is_in_intro_offer_period`.
     public var isInIntroOfferPeriod: Bool?
+    /// Apple's `is_upgraded`.
     public var isUpgraded: Bool?
+    /// Apple's `promotional_offer_id`.
     public var promotionalOfferId: String?
+    /// Apple's `offer_code_ref_name`.
     public var offerCodeRefName: String?
+    /// Apple's `subscription_group_identifier`.
     public var subscriptionGroupIdentifier: String?
     /// `PURCHASED` or `FAMILY_SHARED`.
     public var inAppOwnershipType: String?
+    /// Apple's `app_account_token`.
     public var appAccountToken: String?
 
+    /// Creates a value from its parts.
     public init(
         quantity: Int? = nil,
         productId: String? = nil,

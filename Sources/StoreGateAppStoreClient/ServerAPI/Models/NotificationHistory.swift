@@ -16,6 +16,7 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
     /// Only notifications that did not reach the server.
     public var onlyFailures: Bool
 
+    /// Creates a value from its parts.
     public init(
         startDate: Date,
         endDate: Date,
@@ -46,6 +47,7 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
 
 /// One attempt of Apple to deliver a notification.
 public struct SendAttempt: Sendable, Hashable, Codable {
+    /// When Apple tried to deliver.
     public let attemptDate: Date?
     /// `SUCCESS`, `TIMED_OUT`, `TLS_ISSUE`, `CIRCULAR_REDIRECT`, `NO_RESPONSE`, …
     public let sendAttemptResult: String?
@@ -58,13 +60,17 @@ public struct SendAttempt: Sendable, Hashable, Codable {
 
 /// One notification of the history, verified, with its delivery attempts.
 public struct NotificationHistoryItem: Sendable, Hashable {
+    /// The verified notification.
     public let notification: VerifiedNotification
+    /// Apple's delivery attempts.
     public let sendAttempts: [SendAttempt]
 }
 
 /// One page of Get Notification History.
 public struct NotificationHistoryPage: Sendable, Hashable {
+    /// The notifications of this page.
     public let items: [NotificationHistoryItem]
+    /// Whether more pages follow.
     public let hasMore: Bool
     /// The token for the next page.
     public let paginationToken: String?
@@ -72,6 +78,8 @@ public struct NotificationHistoryPage: Sendable, Hashable {
 
 /// The delivery state of a test notification (Get Test Notification Status).
 public struct TestNotificationStatus: Sendable, Hashable {
+    /// The verified notification.
     public let notification: VerifiedNotification
+    /// Apple's delivery attempts.
     public let sendAttempts: [SendAttempt]
 }

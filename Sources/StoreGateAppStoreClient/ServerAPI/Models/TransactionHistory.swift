@@ -9,18 +9,24 @@ public struct TransactionHistoryQuery: Sendable, Hashable {
         case descending = "DESCENDING"
     }
 
+    /// The order by modification date.
     public var sort: Sort?
+    /// Only transactions modified at or after this time.
     public var startDate: Date?
+    /// Only transactions modified before this time.
     public var endDate: Date?
+    /// Only these products.
     public var productIds: [String]
     /// Apple's product types: `AUTO_RENEWABLE`, `NON_RENEWABLE`, `CONSUMABLE`, `NON_CONSUMABLE`.
     public var productTypes: [String]
+    /// Only these subscription groups.
     public var subscriptionGroupIdentifiers: [String]
     /// `FAMILY_SHARED` or `PURCHASED`.
     public var inAppOwnershipType: String?
     /// Only revoked (`true`) or only not revoked (`false`) transactions.
     public var revoked: Bool?
 
+    /// Creates a value from its parts.
     public init(
         sort: Sort? = nil,
         startDate: Date? = nil,
@@ -65,7 +71,10 @@ public struct TransactionPage: Sendable, Hashable, Codable {
     public let revision: String?
     /// Whether more pages follow.
     public let hasMore: Bool
+    /// The bundle id Apple names.
     public let bundleId: String?
+    /// The app's App Store identifier.
     public let appAppleId: Int64?
+    /// The environment Apple names.
     public let environment: Environment?
 }
