@@ -1,10 +1,108 @@
 import ArgumentParser
+import Foundation
+import Logging
+import StoreGateLedger
+import StoreGateServer
 
-/// `storegate serve`: run the HTTP service. (Owned by the server work, issue #6.)
+/// `storegate serve`: run the HTTP service.
+///
+/// Every flag mirrors an environment variable (`--port` ↔ `STOREGATE_PORT`); a flag wins over
+/// its variable. Secrets given inline (API keys, ledger keys, the shared secret) are read from
+/// the environment or from files only, never from flags, which other users of the machine can
+/// see. A bad setting stops start-up with one line naming it.
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the StoreGate HTTP service.")
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the StoreGate HTTP service.",
+        discussion: """
+            Defaults: 127.0.0.1:8080, ledger in ./storegate.sqlite. Without any API key configured, \
+            a key file (storegate-api-keys, mode 0600) is created beside the SQLite database and used. \
+            Every flag has an environment variable (STOREGATE_<FLAG>, e.g. STOREGATE_BUNDLE_IDS); \
+            secrets are environment-only: STOREGATE_API_KEYS, STOREGATE_LEDGER_KEYS, STOREGATE_SHARED_SECRET \
+            (or their *_FILE variants). SIGTERM/SIGINT drain requests in flight, then close the ledger.
+            """
+    )
+
+    @Option(help: "Address to listen on (STOREGATE_HOST; default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on, 0 for any (STOREGATE_PORT; default 8080).") var port: String?
+    @Option(help: "sqlite:PATH or postgres://user:password@host:port/database (STOREGATE_DATABASE; default sqlite:./storegate.sqlite).") var database: String?
+    @Option(name: .customLong("api-keys-file"), help: "API key file: 'name secret [permission ...]' per line (STOREGATE_API_KEYS_FILE).") var apiKeysFile: String?
+    @Option(name: .customLong("bundle-ids"), help: "Accepted bundle ids, comma-separated (STOREGATE_BUNDLE_IDS).") var bundleIds: String?
+    @Option(name: .customLong("app-versions"), help: "Accepted app versions: VERSION or BUNDLE_ID=VERSION, comma-separated (STOREGATE_APP_VERSIONS).") var appVersions: String?
+    @Option(name: .customLong("app-apple-ids"), help: "App Store app ids: ID or BUNDLE_ID=ID, comma-separated (STOREGATE_APP_APPLE_IDS).") var appAppleIds: String?
+    @Option(help: "Accepted environments, comma-separated (STOREGATE_ENVIRONMENTS; default production,sandbox).") var environments: String?
+    @Option(name: .customLong("trust-dir"), help: "Directory of root certificates: Apple roots and opt-in anchors (STOREGATE_TRUST_DIR).") var trustDir: String?
+    @Option(name: .customLong("ledger-keys-file"), help: "File holding id=BASE64KEY entries for encrypting stored proofs (STOREGATE_LEDGER_KEYS_FILE).") var ledgerKeysFile: String?
+    @Option(name: .customLong("shared-secret-file"), help: "File holding the App Store shared secret for /verifyReceipt (STOREGATE_SHARED_SECRET_FILE).") var sharedSecretFile: String?
+    @Option(name: .customLong("appstore-key-id"), help: "App Store Server API key id (STOREGATE_APPSTORE_KEY_ID).") var appStoreKeyId: String?
+    @Option(name: .customLong("appstore-issuer-id"), help: "App Store Server API issuer id (STOREGATE_APPSTORE_ISSUER_ID).") var appStoreIssuerId: String?
+    @Option(name: .customLong("appstore-private-key-file"), help: "App Store Server API .p8 key file (STOREGATE_APPSTORE_PRIVATE_KEY_FILE).") var appStorePrivateKeyFile: String?
+    @Option(name: .customLong("max-body-bytes"), help: "Largest request body, in bytes (STOREGATE_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: String?
+    @Option(name: .customLong("products-file"), help: "Product catalog JSON: types and subscription groups (STOREGATE_PRODUCTS_FILE).") var productsFile: String?
+    @Option(name: .customLong("account-token-namespace"), help: "UUID namespace: appAccountToken = UUIDv5(namespace, account) (STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountTokenNamespace: String?
+    @Option(name: .customLong("sqlite-synchronous"), help: "normal or full (STOREGATE_SQLITE_SYNCHRONOUS; default normal).") var sqliteSynchronous: String?
+    @Option(name: .customLong("postgres-max-connections"), help: "PostgreSQL pool size (STOREGATE_POSTGRES_MAX_CONNECTIONS; default 20).") var postgresMaxConnections: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
+    @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
+
+    /// The flags given, keyed by the environment variable each mirrors.
+    var flagSettings: [ServerConfiguration.Setting: String?] {
+        [
+            .host: host, .port: port, .database: database, .apiKeysFile: apiKeysFile, .bundleIds: bundleIds,
+            .appVersions: appVersions, .appAppleIds: appAppleIds, .environments: environments, .trustDirectory: trustDir,
+            .ledgerKeysFile: ledgerKeysFile, .sharedSecretFile: sharedSecretFile, .appStoreKeyId: appStoreKeyId,
+            .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
+            .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
+            .postgresMaxConnections: postgresMaxConnections, .logLevel: logLevel, .shutdownGrace: shutdownGraceSeconds,
+        ]
+    }
 
     func run() async throws {
-        throw CLIError("serve is not built yet")
+        var environment = ProcessInfo.processInfo.environment
+        for (setting, value) in flagSettings {
+            if let value { environment[setting.rawValue] = value }
+        }
+        var configuration: ServerConfiguration
+        var keyFile: (path: String, created: Bool)?
+        do {
+            configuration = try ServerConfiguration.load(environment: environment)
+            if configuration.apiKeys.isEmpty {
+                let development = try DevelopmentKeyFile.loadOrCreate(for: configuration.database)
+                configuration.apiKeys = development.keys
+                keyFile = (development.path, development.created)
+            }
+        } catch {
+            throw CLIError(error.description)
+        }
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        var logger = Logger(label: "storegate")
+        logger.logLevel = configuration.logLevel
+        ServerMetrics.bootstrapProcessMetrics()
+
+        let ledger: any Ledger
+        do {
+            ledger = try await LedgerOpener.open(configuration, logger: logger)
+        } catch {
+            throw CLIError(error.description)
+        }
+        for warning in ledger.startupWarnings {
+            logger.warning("\(warning)")
+        }
+        for warning in configuration.startupWarnings {
+            logger.warning("\(warning)")
+        }
+        if let keyFile {
+            logger.warning(
+                "no API key is configured: using the key file \(keyFile.path)\(keyFile.created ? ", created now" : "") (set STOREGATE_API_KEYS or STOREGATE_API_KEYS_FILE)"
+            )
+        }
+        logger.info("starting StoreGate", metadata: configuration.summary)
+        let app = buildApplication(configuration: configuration, ledger: ledger, logger: logger)
+        try await runApplication(app, configuration: configuration, logger: logger)
     }
 }

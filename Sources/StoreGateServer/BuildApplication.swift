@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StoreGateLedger
+
+/// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:)`` returns.
+public typealias StoreGateApplication = Application<RouterResponder<StoreGateRequestContext>>
+
+/// Assembles the StoreGate service around an open ledger: the router with every endpoint, the
+/// middleware (metrics, errors, API keys) and the ledger's lifecycle.
+///
+/// Endpoints (see `GET /openapi.yaml`):
+/// - `POST /v1/receipts/verify` (permission `receipts.verify`)
+/// - `POST /v1/transactions/verify` (`transactions.verify`)
+/// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
+/// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
+/// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
+/// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
+/// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
+///
+/// The ledger is closed by the application when it shuts down, after the server has finished
+/// the requests in flight.
+///
+/// - Parameters:
+///   - configuration: The checked configuration (``ServerConfiguration/load(environment:)``).
+///   - ledger: The open ledger (``LedgerOpener/open(_:logger:)``, or an in-memory one in tests).
+///   - metrics: The server's instruments.
+///   - now: The clock (receipt expiry, subscription states, consumption times).
+///   - logger: The service's logger.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    ledger: any Ledger,
+    metrics: ServerMetrics = ServerMetrics(),
+    now: @escaping @Sendable () -> Date = { Date() },
+    logger: Logger
+) -> StoreGateApplication {
+    let endpoints = Endpoints(
+        configuration: configuration,
+        verification: ProofVerification(configuration: configuration, now: now),
+        ledger: ledger,
+        metrics: metrics,
+        now: now,
+        openAPIDocument: OpenAPIDocument.load(),
+        logger: logger
+    )
+    let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes))
+
+    func keyed(_ permission: Permission) -> RouterGroup<StoreGateRequestContext> {
+        router.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys, permission: permission))
+    }
+    keyed(.receiptsVerify).post("/v1/receipts/verify", use: endpoints.verifyReceipt)
+    keyed(.transactionsVerify).post("/v1/transactions/verify", use: endpoints.verifyTransaction)
+    router.post("/v1/notifications/apple", use: endpoints.receiveNotification)
+    keyed(.entitlementsRead).get("/v1/accounts/:account/entitlements", use: endpoints.readEntitlements)
+    keyed(.consumablesConsume).post("/v1/accounts/:account/consumables/:productId/consume", use: endpoints.consume)
+    router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
+    router.get("/healthz", use: endpoints.health)
+    router.get("/readyz", use: endpoints.ready)
+    router.get("/metrics", use: endpoints.metricsExposition)
+    router.get("/openapi.yaml", use: endpoints.openAPI)
+
+    // Other methods on a known path: 405 with Allow (Apple's 21000 on /verifyReceipt).
+    let routes: [(path: RouterPath, methods: [HTTPRequest.Method])] = [
+        ("/v1/receipts/verify", [.post]),
+        ("/v1/transactions/verify", [.post]),
+        ("/v1/notifications/apple", [.post]),
+        ("/v1/accounts/:account/entitlements", [.get, .head]),
+        ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
+        ("/healthz", [.get, .head]),
+        ("/readyz", [.get, .head]),
+        ("/metrics", [.get, .head]),
+        ("/openapi.yaml", [.get, .head]),
+    ]
+    let everyMethod: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace]
+    for route in routes {
+        let allow = route.methods.map(\.rawValue).joined(separator: ", ")
+        for method in everyMethod where !route.methods.contains(method) {
+            router.on(route.path, method: method) { _, _ -> Response in
+                var error = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts \(allow)")
+                error.headers[.allow] = allow
+                throw error
+            }
+        }
+    }
+    for method in everyMethod where method != .post && method != .head {
+        router.on("/verifyReceipt", method: method, use: endpoints.verifyReceiptWrongMethod)
+    }
+
+    var app = Application(
+        router: router,
+        configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "StoreGate"),
+        logger: logger
+    )
+    app.addServices(LedgerService(ledger: ledger, logger: logger))
+    return app
+}
+
+/// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and
+/// SIGINT: the server stops accepting connections, finishes the requests in flight (within
+/// the configured grace period), then the ledger is closed.
+public func runApplication(_ app: StoreGateApplication, configuration: ServerConfiguration, logger: Logger) async throws {
+    var groupConfiguration = ServiceGroupConfiguration(
+        services: [app],
+        gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger
+    )
+    groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+    try await ServiceGroup(configuration: groupConfiguration).run()
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+import StoreGateAppStoreClient
+import StoreGateCore
+import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateLedgerSQLite
+
+extension ServerConfiguration {
+    /// Reads and checks every setting from environment variables (see ``Setting``).
+    ///
+    /// Files named by `…_FILE` settings are read here, the trust directory is loaded here, and
+    /// every value is validated here, so a service that passed this step does not fail later
+    /// on its configuration. An empty variable counts as unset.
+    ///
+    /// - Parameter environment: The variables (the process environment, with flags merged over it).
+    /// - Throws: ``ConfigurationError`` naming the first bad setting.
+    public static func load(environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
+        let reader = SettingReader(environment: environment)
+        var configuration = ServerConfiguration()
+
+        if let host = reader.value(.host) {
+            guard !host.contains(where: { $0 == " " || $0 == "/" }) else {
+                throw ConfigurationError(Setting.host.rawValue, "'\(host)' is not a host name or IP address")
+            }
+            configuration.host = host
+        }
+        if let port = try reader.integer(.port, in: 0...65_535) { configuration.port = port }
+        if let database = reader.value(.database) { configuration.database = try Self.database(database) }
+
+        if let value = reader.value(.apiKeys) { try configuration.apiKeys.add(environmentValue: value) }
+        if let path = reader.value(.apiKeysFile) {
+            try configuration.apiKeys.add(fileContents: try reader.fileText(.apiKeysFile, path: path))
+        }
+
+        configuration.apps = try Self.apps(
+            bundleIds: reader.value(.bundleIds), versions: reader.value(.appVersions), appleIds: reader.value(.appAppleIds)
+        )
+        if let list = reader.value(.environments) {
+            var environments: Set<Environment> = []
+            for name in Self.list(list) {
+                guard let environment = Environment(name: name) else {
+                    throw ConfigurationError(Setting.environments.rawValue, "unknown environment '\(name)' (production, sandbox, xcode, localtesting, test)")
+                }
+                environments.insert(environment)
+            }
+            guard !environments.isEmpty else {
+                throw ConfigurationError(Setting.environments.rawValue, "names no environment")
+            }
+            configuration.environments = environments
+        }
+        if let directory = reader.value(.trustDirectory) {
+            do {
+                configuration.trustStore = try TrustStore.load(directory: directory)
+            } catch {
+                throw ConfigurationError(Setting.trustDirectory.rawValue, error.reason)
+            }
+            configuration.trustDirectory = directory
+        }
+
+        configuration.encryption = try Self.encryption(reader)
+        if let secret = reader.value(.sharedSecret) {
+            configuration.sharedSecret = SharedSecret(secret)
+        } else if let path = reader.value(.sharedSecretFile) {
+            let secret = try reader.fileText(.sharedSecretFile, path: path).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !secret.isEmpty else { throw ConfigurationError(Setting.sharedSecretFile.rawValue, "the file is empty") }
+            configuration.sharedSecret = SharedSecret(secret)
+        }
+        configuration.serverAPICredentials = try Self.serverAPICredentials(reader, apps: configuration.apps)
+
+        if let bytes = try reader.integer(.maxBodyBytes, in: 1024...(1 << 30)) { configuration.maxBodyBytes = bytes }
+        if let path = reader.value(.productsFile) {
+            do {
+                configuration.catalog = try ProductCatalog(json: Array(try reader.fileText(.productsFile, path: path).utf8))
+            } catch let error as ConfigurationError {
+                throw error
+            } catch {
+                throw ConfigurationError(Setting.productsFile.rawValue, "not a product catalog: expected {\"products\": {\"ID\": {\"type\": \"Consumable\"}}}")
+            }
+        }
+        if let namespace = reader.value(.accountTokenNamespace) {
+            guard let uuid = UUID(uuidString: namespace) else {
+                throw ConfigurationError(Setting.accountTokenNamespace.rawValue, "'\(namespace)' is not a UUID")
+            }
+            configuration.accountTokenPolicy = .nameBased(namespace: uuid)
+        }
+        if let mode = reader.value(.sqliteSynchronous) {
+            switch mode.lowercased() {
+            case "normal": configuration.sqliteSynchronous = .normal
+            case "full": configuration.sqliteSynchronous = .full
+            default: throw ConfigurationError(Setting.sqliteSynchronous.rawValue, "'\(mode)' is not normal or full")
+            }
+        }
+        if let count = try reader.integer(.postgresMaxConnections, in: 1...1000) { configuration.postgresMaxConnections = count }
+        if let level = reader.value(.logLevel) {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw ConfigurationError(Setting.logLevel.rawValue, "'\(level)' is not trace, debug, info, notice, warning, error or critical")
+            }
+            configuration.logLevel = parsed
+        }
+        if let seconds = try reader.integer(.shutdownGrace, in: 1...3600) { configuration.shutdownGracePeriod = .seconds(seconds) }
+        return configuration
+    }
+
+    /// `sqlite:PATH` or a `postgres://` URL.
+    static func database(_ value: String) throws(ConfigurationError) -> Database {
+        let setting = Setting.database.rawValue
+        if value.hasPrefix("sqlite:") {
+            let path = String(value.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { throw ConfigurationError(setting, "sqlite: names no file (sqlite:./storegate.sqlite)") }
+            return .sqlite(path: path)
+        }
+        if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") {
+            do {
+                _ = try PostgresURL.clientConfiguration(value)
+            } catch {
+                throw ConfigurationError(setting, error.reason)
+            }
+            return .postgres(url: value)
+        }
+        throw ConfigurationError(setting, "expected sqlite:PATH or postgres://user:password@host:port/database")
+    }
+
+    /// The accepted apps from the bundle id, version and App Store id lists.
+    static func apps(bundleIds: String?, versions: String?, appleIds: String?) throws(ConfigurationError) -> [App] {
+        var apps: [App] = []
+        for bundleId in list(bundleIds ?? "") {
+            guard bundleId.utf8.count <= 255, !bundleId.contains(where: { $0.isWhitespace || $0 == "=" }) else {
+                throw ConfigurationError(Setting.bundleIds.rawValue, "'\(bundleId)' is not a bundle id")
+            }
+            guard !apps.contains(where: { $0.bundleId == bundleId }) else {
+                throw ConfigurationError(Setting.bundleIds.rawValue, "'\(bundleId)' appears twice")
+            }
+            apps.append(App(bundleId: bundleId))
+        }
+        func target(_ entry: String, _ setting: Setting) throws(ConfigurationError) -> (index: Int, value: String) {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 2 {
+                guard let index = apps.firstIndex(where: { $0.bundleId == parts[0] }) else {
+                    throw ConfigurationError(setting.rawValue, "'\(parts[0])' is not in STOREGATE_BUNDLE_IDS")
+                }
+                return (index, parts[1])
+            }
+            guard apps.count == 1 else {
+                throw ConfigurationError(setting.rawValue, "with \(apps.count) bundle ids, write each entry as BUNDLE_ID=VALUE")
+            }
+            return (0, entry)
+        }
+        for entry in list(versions ?? "") {
+            let (index, version) = try target(entry, .appVersions)
+            guard !version.isEmpty else { throw ConfigurationError(Setting.appVersions.rawValue, "an app version is empty") }
+            apps[index].appVersions.insert(version)
+        }
+        for entry in list(appleIds ?? "") {
+            let (index, text) = try target(entry, .appAppleIds)
+            guard let id = Int64(text), id > 0 else {
+                throw ConfigurationError(Setting.appAppleIds.rawValue, "'\(text)' is not an App Store app id (a positive number)")
+            }
+            apps[index].appAppleId = id
+        }
+        return apps
+    }
+
+    private static func encryption(_ reader: SettingReader) throws(ConfigurationError) -> ProofEncryption? {
+        let specification: String
+        let setting: Setting
+        if let value = reader.value(.ledgerKeys) {
+            (specification, setting) = (value, .ledgerKeys)
+        } else if let path = reader.value(.ledgerKeysFile) {
+            (specification, setting) = (try reader.fileText(.ledgerKeysFile, path: path).trimmingCharacters(in: .whitespacesAndNewlines), .ledgerKeysFile)
+        } else {
+            return nil
+        }
+        do {
+            return try ProofEncryption(specification: specification)
+        } catch {
+            throw ConfigurationError(setting.rawValue, error.reason)
+        }
+    }
+
+    private static func serverAPICredentials(_ reader: SettingReader, apps: [App]) throws(ConfigurationError) -> AppStoreServerAPICredentials? {
+        let keyId = reader.value(.appStoreKeyId)
+        let issuerId = reader.value(.appStoreIssuerId)
+        let keyFile = reader.value(.appStorePrivateKeyFile)
+        if keyId == nil, issuerId == nil, keyFile == nil { return nil }
+        guard let keyId else { throw ConfigurationError(Setting.appStoreKeyId.rawValue, "is required with the other STOREGATE_APPSTORE_* settings") }
+        guard let issuerId else { throw ConfigurationError(Setting.appStoreIssuerId.rawValue, "is required with the other STOREGATE_APPSTORE_* settings") }
+        guard let keyFile else { throw ConfigurationError(Setting.appStorePrivateKeyFile.rawValue, "is required with the other STOREGATE_APPSTORE_* settings") }
+        guard let bundleId = apps.first?.bundleId else {
+            throw ConfigurationError(Setting.appStoreKeyId.rawValue, "Server API credentials need an app in STOREGATE_BUNDLE_IDS")
+        }
+        let pem = try reader.fileText(.appStorePrivateKeyFile, path: keyFile)
+        do {
+            return try AppStoreServerAPICredentials(keyId: keyId, issuerId: issuerId, bundleId: bundleId, privateKeyPEM: pem)
+        } catch {
+            throw ConfigurationError(Setting.appStorePrivateKeyFile.rawValue, error.reason)
+        }
+    }
+
+    /// A comma-separated list, trimmed, without empty entries.
+    static func list(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
+
+/// Reads settings from the environment dictionary.
+struct SettingReader {
+    let environment: [String: String]
+
+    /// The trimmed value, or `nil` when unset or empty.
+    func value(_ setting: ServerConfiguration.Setting) -> String? {
+        guard let raw = environment[setting.rawValue] else { return nil }
+        let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    func integer(_ setting: ServerConfiguration.Setting, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let text = value(setting) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(setting.rawValue, "'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return number
+    }
+
+    func fileText(_ setting: ServerConfiguration.Setting, path: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(setting.rawValue, "cannot read the file \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(setting.rawValue, "the file \(path) is not UTF-8 text")
+        }
+        return text
+    }
+}

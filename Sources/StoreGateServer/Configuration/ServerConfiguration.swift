@@ -1,0 +1,184 @@
+import Foundation
+import Logging
+import StoreGateAppStoreClient
+import StoreGateCore
+import StoreGateLedger
+import StoreGateLedgerSQLite
+
+/// Everything `storegate serve` is configured with.
+///
+/// ``load(environment:)`` reads it from environment variables (`storegate serve` merges its
+/// flags over them, so a flag wins over its variable); every value is checked there, and the
+/// first bad one stops start-up with a ``ConfigurationError`` naming the setting. The
+/// defaults start a working service on an embedded SQLite file in the current directory.
+///
+/// Secrets (API keys, ledger encryption keys, the shared secret, the Server API key) are read
+/// from the environment or from files, never from flags, and never appear in a description.
+public struct ServerConfiguration: Sendable {
+    /// Where the ledger lives.
+    public enum Database: Sendable, Hashable, CustomStringConvertible {
+        /// An embedded SQLite file (WAL mode).
+        case sqlite(path: String)
+        /// A PostgreSQL database shared by several instances; the URL may hold a password.
+        case postgres(url: String)
+
+        /// The default: `./storegate.sqlite`.
+        public static let `default` = Database.sqlite(path: "./storegate.sqlite")
+
+        /// `sqlite:PATH`, or `postgres://user@host/database` with the password redacted.
+        public var description: String {
+            switch self {
+            case .sqlite(let path): return "sqlite:\(path)"
+            case .postgres(let url):
+                guard var components = URLComponents(string: url) else { return "postgres://<redacted>" }
+                if components.password != nil { components.password = "redacted" }
+                return components.string ?? "postgres://<redacted>"
+            }
+        }
+    }
+
+    /// One app whose proofs are accepted.
+    public struct App: Sendable, Hashable {
+        /// The bundle id proofs must name.
+        public var bundleId: String
+        /// The App Store id of the app (`appAppleId`), required to accept production
+        /// notifications and app transactions.
+        public var appAppleId: Int64?
+        /// The app versions (`CFBundleVersion`) a receipt may name; empty accepts any.
+        public var appVersions: Set<String>
+
+        /// Describes an accepted app.
+        public init(bundleId: String, appAppleId: Int64? = nil, appVersions: Set<String> = []) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.appVersions = appVersions
+        }
+    }
+
+    /// The address to listen on (default `127.0.0.1`).
+    public var host: String = "127.0.0.1"
+    /// The port to listen on; 0 picks a free one (default 8080).
+    public var port: Int = 8080
+    /// The ledger's store (default `sqlite:./storegate.sqlite`).
+    public var database: Database = .default
+    /// The bearer keys and what each may call. Empty: every authenticated endpoint answers 401.
+    public var apiKeys: APIKeyStore = APIKeyStore()
+    /// The apps whose proofs are accepted. Empty: every proof is refused.
+    public var apps: [App] = []
+    /// The environments accepted (default production and sandbox).
+    public var environments: Set<Environment> = Environment.defaultAccepted
+    /// The trust directory the ``trustStore`` was loaded from, if any.
+    public var trustDirectory: String?
+    /// Apple roots and opt-in anchors (Apple's pinned roots only, by default).
+    public var trustStore: TrustStore = TrustStore()
+    /// Encryption of stored raw proofs; `nil` stores digests only.
+    public var encryption: ProofEncryption?
+    /// The app-specific shared secret `/verifyReceipt` checks `password` against.
+    public var sharedSecret: SharedSecret?
+    /// App Store Server API credentials (validated at start-up; see the README).
+    public var serverAPICredentials: AppStoreServerAPICredentials?
+    /// The largest request body accepted, in bytes (default 4 MiB).
+    public var maxBodyBytes: Int = 4 << 20
+    /// Size limits of the proofs themselves.
+    public var limits: Limits = .default
+    /// Product types and subscription groups for proofs that do not state them (receipts).
+    public var catalog: ProductCatalog = ProductCatalog()
+    /// How an account maps to the `appAccountToken` of its purchases.
+    public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
+    /// SQLite's durability setting (default `normal`: survives the process being killed).
+    public var sqliteSynchronous: SQLiteLedger.Options.Synchronous = .normal
+    /// The PostgreSQL connection pool's size.
+    public var postgresMaxConnections: Int = 20
+    /// The log level (default `info`).
+    public var logLevel: Logger.Level = .info
+    /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
+    public var shutdownGracePeriod: Duration = .seconds(30)
+
+    /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
+    public init() {}
+
+    /// The accepted app for `bundleId`, if any.
+    public func app(_ bundleId: String) -> App? {
+        apps.first { $0.bundleId == bundleId }
+    }
+
+    /// What the service logs at start-up: every setting, secrets shown only as present.
+    public var summary: Logger.Metadata {
+        [
+            "host": "\(host)",
+            "port": "\(port)",
+            "database": "\(database)",
+            "api_keys": "\(apiKeys.names.joined(separator: ","))",
+            "bundle_ids": "\(apps.map(\.bundleId).joined(separator: ","))",
+            "environments": "\(environments.map(\.rawValue).sorted().joined(separator: ","))",
+            "trust_dir": "\(trustDirectory ?? "-")",
+            "opt_in_anchors": "\(trustStore.optInAnchors.count)",
+            "ledger_encryption": "\(encryption.map { "keys \($0.keyIDs.joined(separator: ","))" } ?? "off")",
+            "shared_secret": "\(sharedSecret == nil ? "absent" : "present")",
+            "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
+            "max_body_bytes": "\(maxBodyBytes)",
+        ]
+    }
+}
+
+extension ServerConfiguration {
+    /// Every setting: its environment variable (the raw value) and the flag mirroring it.
+    public enum Setting: String, CaseIterable, Sendable {
+        case host = "STOREGATE_HOST"
+        case port = "STOREGATE_PORT"
+        case database = "STOREGATE_DATABASE"
+        case apiKeys = "STOREGATE_API_KEYS"
+        case apiKeysFile = "STOREGATE_API_KEYS_FILE"
+        case bundleIds = "STOREGATE_BUNDLE_IDS"
+        case appVersions = "STOREGATE_APP_VERSIONS"
+        case appAppleIds = "STOREGATE_APP_APPLE_IDS"
+        case environments = "STOREGATE_ENVIRONMENTS"
+        case trustDirectory = "STOREGATE_TRUST_DIR"
+        case ledgerKeys = "STOREGATE_LEDGER_KEYS"
+        case ledgerKeysFile = "STOREGATE_LEDGER_KEYS_FILE"
+        case sharedSecret = "STOREGATE_SHARED_SECRET"
+        case sharedSecretFile = "STOREGATE_SHARED_SECRET_FILE"
+        case appStoreKeyId = "STOREGATE_APPSTORE_KEY_ID"
+        case appStoreIssuerId = "STOREGATE_APPSTORE_ISSUER_ID"
+        case appStorePrivateKeyFile = "STOREGATE_APPSTORE_PRIVATE_KEY_FILE"
+        case maxBodyBytes = "STOREGATE_MAX_BODY_BYTES"
+        case productsFile = "STOREGATE_PRODUCTS_FILE"
+        case accountTokenNamespace = "STOREGATE_ACCOUNT_TOKEN_NAMESPACE"
+        case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
+        case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
+        case logLevel = "STOREGATE_LOG_LEVEL"
+        case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
+
+        /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
+        /// which a command line would show to every user of the machine.
+        public var flag: String? {
+            switch self {
+            case .apiKeys, .ledgerKeys, .sharedSecret: return nil
+            default:
+                return "--" + rawValue.dropFirst("STOREGATE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
+            }
+        }
+    }
+}
+
+extension ServerConfiguration {
+    /// What the service warns about at start-up: settings that work but refuse or weaken
+    /// something the operator may not expect.
+    public var startupWarnings: [String] {
+        var warnings: [String] = []
+        if apps.isEmpty {
+            warnings.append("no bundle id is configured: every proof will be refused (set STOREGATE_BUNDLE_IDS)")
+        }
+        if !trustStore.optInAnchors.isEmpty {
+            warnings.append("\(trustStore.optInAnchors.count) opt-in trust anchor(s) from \(trustDirectory ?? "the trust directory") are enabled: proofs they sign report the Xcode or Test environment")
+        }
+        let nonApple = environments.subtracting([.production, .sandbox])
+        if !nonApple.isEmpty {
+            warnings.append("environments \(nonApple.map(\.rawValue).sorted().joined(separator: ", ")) are accepted: proofs not signed by Apple can be recorded")
+        }
+        if host != "127.0.0.1", host != "localhost", host != "::1" {
+            warnings.append("listening on \(host): serve StoreGate behind TLS (it speaks plain HTTP)")
+        }
+        return warnings
+    }
+}

@@ -1,0 +1,31 @@
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Turns every failure into the service's JSON error shape: an ``APIError`` becomes its reply,
+/// Hummingbird's own errors (404 and the like) get a `code` and a `message`, an oversized body
+/// gets 413, and anything else gets a bare 500 whose details go to the log, never the reply.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let bodyLimit: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return error.response()
+        } catch is NIOTooManyBytesError {
+            return APIError.bodyTooLarge(bodyLimit).response()
+        } catch let error as HTTPError {
+            switch error.status {
+            case .notFound: return APIError.notFound.response()
+            case .contentTooLarge: return APIError.bodyTooLarge(bodyLimit).response()
+            default:
+                let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
+                return APIError(error.status, code.isEmpty ? "http_\(error.status.code)" : code, error.body ?? error.status.reasonPhrase).response()
+            }
+        } catch {
+            context.logger.error("request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))", "route": "\(context.endpointPath ?? "-")"])
+            return APIError.internalError.response()
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import StoreGateLedger
+
+/// `POST /v1/accounts/{account}/consumables/{productId}/consume` (`ConsumeRequest`).
+struct ConsumeRequest: Decodable {
+    /// Units to consume (default 1).
+    let quantity: Int?
+    /// The caller's key for this consumption: a retry with the same key consumes nothing more.
+    let idempotencyKey: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case quantity, idempotencyKey
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        quantity = try container.decodeIfPresent(Int.self, forKey: .quantity)
+        idempotencyKey = try container.decode(String.self, forKey: .idempotencyKey)
+    }
+}
+
+/// The reply of a consumption (`ConsumeReply`).
+struct ConsumeReply: Encodable {
+    let account: String
+    let productId: String
+    let quantity: Int
+    let idempotencyKey: String
+    let consumedAt: Date
+    let remaining: Int
+    let isReplay: Bool
+
+    init(_ receipt: ConsumptionReceipt) {
+        account = receipt.account.rawValue
+        productId = receipt.productId
+        quantity = receipt.quantity
+        idempotencyKey = receipt.idempotencyKey
+        consumedAt = receipt.consumedAt
+        remaining = receipt.remaining
+        isReplay = receipt.isReplay
+    }
+}
+
+extension Endpoints {
+    /// Everything the account holds now.
+    @Sendable func readEntitlements(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let account = try Self.account(try Self.pathParameter("account", context), field: "account")
+        let entitlements = try await entitlements(account, context: context)
+        return JSONReply.response(EntitlementsReply(entitlements))
+    }
+
+    /// Consumes units of a consumable, atomically and idempotently.
+    @Sendable func consume(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let account = try Self.account(try Self.pathParameter("account", context), field: "account")
+        let productId = try Self.pathParameter("productId", context)
+        let input = try await decode(ConsumeRequest.self, request)
+        let quantity = input.quantity ?? 1
+        guard (1...LedgerPlanner.maximumQuantity).contains(quantity) else {
+            throw APIError.badField("quantity", "invalid_field", "'quantity' must be 1...\(LedgerPlanner.maximumQuantity)")
+        }
+        guard (1...LedgerPlanner.maximumIdentifierLength).contains(input.idempotencyKey.utf8.count) else {
+            throw APIError.badField("idempotencyKey", "invalid_field", "'idempotencyKey' has 1...\(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
+        }
+        guard productId.utf8.count <= LedgerPlanner.maximumIdentifierLength else {
+            throw APIError.badField("productId", "invalid_path_parameter", "the product id has at most \(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
+        }
+        do throws(LedgerError) {
+            let receipt = try await ledger.consume(productId, quantity: quantity, idempotencyKey: input.idempotencyKey, for: account, at: now())
+            return JSONReply.response(ConsumeReply(receipt))
+        } catch {
+            throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import StoreGateCore
+import StoreGateLedger
+import StoreGateSignedData
+
+/// The body Apple posts to the notifications URL: `{"signedPayload": "…"}`.
+///
+/// Members other than `signedPayload` are ignored, not refused: Apple may add some, and a
+/// refusal would make it retry the same notification for days.
+struct NotificationRequest: Decodable {
+    let signedPayload: String
+}
+
+/// The reply of `POST /v1/notifications/apple` (`NotificationReply`).
+struct NotificationReply: Encodable {
+    let status = "stored"
+    let notificationUUID: String
+    let notificationType: String
+    let subtype: String?
+    let environment: String
+    /// The notification had been stored before; nothing changed.
+    let isDuplicate: Bool
+    let transactionId: String?
+}
+
+extension Endpoints {
+    /// Takes an App Store Server Notification V2. It is authenticated by its signature (no API
+    /// key): a payload whose signature or certificate chain fails answers 401, one that fails
+    /// the expectations (another app, an environment not accepted) 422. The reply is 200 only
+    /// once the ledger committed the change, so Apple retries anything not stored; a
+    /// notification delivered again is answered 200 with `isDuplicate` and changes nothing.
+    @Sendable func receiveNotification(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let input = try await decode(NotificationRequest.self, request)
+        let (notification, outcome) = try await measured(ProofKind.notification.rawValue) { () throws(APIError) in
+            let verified: VerifiedSignedNotification
+            do throws(APIError) {
+                verified = try await verification.verifyNotification(input.signedPayload)
+            } catch {
+                throw Self.notificationError(error)
+            }
+            let notification: VerifiedNotification
+            do throws(SignedDataError) {
+                notification = try verified.notification()
+            } catch {
+                throw ProofVerification.apiError(error)
+            }
+            do throws(LedgerError) {
+                return (notification, try await ledger.apply(notification))
+            } catch {
+                throw APIError.ledger(error, logger: context.logger)
+            }
+        }
+        context.logger.debug("notification stored", metadata: [
+            "notification.uuid": "\(notification.notificationUUID)",
+            "notification.type": "\(notification.notificationType)",
+            "duplicate": "\(outcome.isDuplicate)",
+        ])
+        return JSONReply.response(NotificationReply(
+            notificationUUID: notification.notificationUUID,
+            notificationType: notification.notificationType,
+            subtype: notification.subtype,
+            environment: notification.environment.rawValue,
+            isDuplicate: outcome.isDuplicate,
+            transactionId: outcome.transactionId
+        ))
+    }
+
+    /// Signature and chain failures mean the notification is not authentic: 401.
+    static func notificationError(_ error: APIError) -> APIError {
+        guard error.step == VerificationStep.signature.rawValue || error.step == VerificationStep.chain.rawValue else {
+            return error
+        }
+        var mapped = APIError(.unauthorized, error.code, error.message, field: error.field, step: error.step)
+        mapped.isRetryable = false
+        return mapped
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StoreGateCore
+import StoreGateLedger
+
+/// `GET /readyz` (`ReadyReply`).
+struct ReadyReply: Encodable {
+    struct Database: Encodable {
+        let status: String
+        let backend: String
+    }
+
+    struct TrustAnchors: Encodable {
+        let status: String
+        /// Apple roots pinned by fingerprint in the code (always 2).
+        let pinnedAppleRoots: Int
+        /// Apple roots loaded from the trust directory (each matching a pin).
+        let appleRootFiles: Int
+        /// Opt-in anchors loaded from the trust directory (a test CA, Xcode's certificate).
+        let optInAnchors: Int
+    }
+
+    struct Checks: Encodable {
+        let database: Database
+        let trustAnchors: TrustAnchors
+    }
+
+    let status: String
+    let checks: Checks
+}
+
+extension Endpoints {
+    /// Liveness: the process answers.
+    @Sendable func health(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        JSONReply.response(["status": "ok"])
+    }
+
+    /// Readiness: the database answers a query and the trust anchors are loaded.
+    @Sendable func ready(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        var databaseStatus = "ok"
+        do throws(LedgerError) {
+            _ = try await ledger.transaction("storegate-readiness-probe", in: .production)
+        } catch {
+            context.logger.warning("readiness: the ledger did not answer", metadata: ["ledger.code": "\(error.code)"])
+            databaseStatus = "failing"
+        }
+        let store = verification.chainVerifier.trustStore
+        let anchors = ReadyReply.TrustAnchors(
+            status: TrustStore.pinnedAppleRoots.isEmpty ? "failing" : "ok",
+            pinnedAppleRoots: TrustStore.pinnedAppleRoots.count,
+            appleRootFiles: store.appleRoots.count,
+            optInAnchors: store.optInAnchors.count
+        )
+        let isReady = databaseStatus == "ok" && anchors.status == "ok"
+        return JSONReply.response(
+            ReadyReply(
+                status: isReady ? "ready" : "not_ready",
+                checks: .init(database: .init(status: databaseStatus, backend: ledger.backend), trustAnchors: anchors)
+            ),
+            status: isReady ? .ok : .serviceUnavailable
+        )
+    }
+
+    /// Prometheus text exposition.
+    @Sendable func metricsExposition(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let bytes = metrics.exposition()
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+
+    /// The OpenAPI 3.1 document of the service.
+    @Sendable func openAPI(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let document = openAPIDocument else {
+            throw APIError(.notFound, "not_found", "the OpenAPI document is not installed beside this binary")
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/yaml"],
+            body: .init(byteBuffer: ByteBuffer(bytes: document))
+        )
+    }
+}

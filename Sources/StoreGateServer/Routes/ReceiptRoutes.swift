@@ -1,0 +1,116 @@
+import Foundation
+import Hummingbird
+import StoreGateCore
+import StoreGateLedger
+import StoreGateReceipt
+
+/// `POST /v1/receipts/verify` (`ReceiptVerifyRequest` in the OpenAPI document).
+struct ReceiptVerifyRequest: Decodable {
+    /// What the caller expects beyond the configured app.
+    struct Expectations: Decodable {
+        let appVersion: String?
+        let deviceId: String?
+        let productId: String?
+        let transactionId: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case appVersion, deviceId, productId, transactionId
+        }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
+            deviceId = try container.decodeIfPresent(String.self, forKey: .deviceId)
+            productId = try container.decodeIfPresent(String.self, forKey: .productId)
+            transactionId = try container.decodeIfPresent(String.self, forKey: .transactionId)
+        }
+    }
+
+    let receipt: String
+    let account: String
+    let expectations: Expectations?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case receipt, account, expectations
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        receipt = try container.decode(String.self, forKey: .receipt)
+        account = try container.decode(String.self, forKey: .account)
+        expectations = try container.decodeIfPresent(Expectations.self, forKey: .expectations)
+    }
+}
+
+/// The reply of `POST /v1/receipts/verify` (`ReceiptVerifyReply`).
+struct ReceiptVerifyReply: Encodable {
+    let verdict = "valid"
+    let kind = ProofKind.appReceipt.rawValue
+    let environment: String
+    let bundleId: String
+    let account: String
+    /// The decoded receipt, in the shape of Apple's verifyReceipt `receipt` object.
+    let receipt: AppleReceiptJSON
+    let checks: [ExpectationCheck]
+    let recorded: RecordedReply
+    let entitlements: EntitlementsReply
+}
+
+extension Endpoints {
+    /// Verifies an app receipt offline, records its purchases for the account, and answers the
+    /// verdict, the decoded receipt and the account's entitlements.
+    @Sendable func verifyReceipt(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let input = try await decode(ReceiptVerifyRequest.self, request)
+        let account = try Self.account(input.account, field: "account")
+        let expectations = try Self.receiptExpectations(input.expectations)
+        let (verified, outcome) = try await measured(ProofKind.appReceipt.rawValue) { () throws(APIError) in
+            let verified = try await verification.verifyReceipt(base64: input.receipt, expectations)
+            return (verified, try await record(verified.proof, for: account, context: context))
+        }
+        let entitlements = try await entitlements(account, context: context)
+        return JSONReply.response(ReceiptVerifyReply(
+            environment: verified.environment.rawValue,
+            bundleId: verified.receipt.bundleId,
+            account: account.rawValue,
+            receipt: verified.receipt.appleJSON(),
+            checks: verified.checks,
+            recorded: RecordedReply(outcome),
+            entitlements: EntitlementsReply(entitlements)
+        ))
+    }
+
+    static func receiptExpectations(_ body: ReceiptVerifyRequest.Expectations?) throws(APIError) -> ProofVerification.ReceiptRequest {
+        guard let body else { return ProofVerification.ReceiptRequest() }
+        var expectations = ProofVerification.ReceiptRequest(appVersion: body.appVersion, productId: body.productId, transactionId: body.transactionId)
+        if let deviceId = body.deviceId {
+            guard let device = deviceIdentifier(deviceId) else {
+                throw APIError.badField(
+                    "expectations.deviceId", "invalid_field",
+                    "'expectations.deviceId' must be an identifierForVendor UUID or a 6-byte MAC address in hex"
+                )
+            }
+            expectations.device = device
+        }
+        return expectations
+    }
+
+    /// An identifierForVendor UUID (iOS) or a MAC address (macOS: 12 hex digits, `:` or `-` allowed).
+    static func deviceIdentifier(_ text: String) -> DeviceIdentifier? {
+        if let uuid = UUID(uuidString: text) {
+            return .identifierForVendor(uuid)
+        }
+        let hex = text.filter { $0 != ":" && $0 != "-" }
+        guard hex.count == 12 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return .macAddress(bytes)
+    }
+}

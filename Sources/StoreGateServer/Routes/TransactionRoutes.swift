@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import StoreGateCore
+import StoreGateLedger
+import StoreGateSignedData
+
+/// `POST /v1/transactions/verify` (`TransactionVerifyRequest` in the OpenAPI document).
+struct TransactionVerifyRequest: Decodable {
+    /// What the caller expects of the transaction.
+    struct Expectations: Decodable {
+        let productId: String?
+        let transactionId: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case productId, transactionId
+        }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            productId = try container.decodeIfPresent(String.self, forKey: .productId)
+            transactionId = try container.decodeIfPresent(String.self, forKey: .transactionId)
+        }
+    }
+
+    let signedTransaction: String
+    let signedRenewalInfo: String?
+    let account: String
+    let expectations: Expectations?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case signedTransaction, signedRenewalInfo, account, expectations
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        signedTransaction = try container.decode(String.self, forKey: .signedTransaction)
+        signedRenewalInfo = try container.decodeIfPresent(String.self, forKey: .signedRenewalInfo)
+        account = try container.decode(String.self, forKey: .account)
+        expectations = try container.decodeIfPresent(Expectations.self, forKey: .expectations)
+    }
+}
+
+/// The reply of `POST /v1/transactions/verify` (`TransactionVerifyReply`).
+struct TransactionVerifyReply: Encodable {
+    let verdict = "valid"
+    let kind = ProofKind.signedTransaction.rawValue
+    let environment: String
+    let bundleId: String
+    let account: String
+    /// Apple's `JWSTransactionDecodedPayload`, dates in milliseconds as Apple writes them.
+    let transaction: JWSTransactionDecodedPayload
+    /// Apple's `JWSRenewalInfoDecodedPayload`, when one was sent.
+    let renewalInfo: JWSRenewalInfoDecodedPayload?
+    let recorded: RecordedReply
+    let entitlements: EntitlementsReply
+}
+
+extension Endpoints {
+    /// Verifies a StoreKit 2 signed transaction (and renewal info) offline, records it for the
+    /// account, and answers the verdict, the decoded payload and the account's entitlements.
+    @Sendable func verifyTransaction(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let input = try await decode(TransactionVerifyRequest.self, request)
+        let account = try Self.account(input.account, field: "account")
+        let (verified, renewal, outcome) = try await measured(ProofKind.signedTransaction.rawValue) { () throws(APIError) in
+            let verified = try await verification.verifyTransaction(input.signedTransaction)
+            let proof: VerifiedProof
+            do throws(SignedDataError) {
+                proof = try verified.proof()
+            } catch {
+                throw ProofVerification.apiError(error)
+            }
+            guard let transaction = proof.transactions.first else {
+                throw APIError(.unprocessableContent, "missing_field", "the signed transaction holds no transaction", step: VerificationStep.payload.rawValue)
+            }
+            try Self.check(transaction, against: input.expectations)
+            var renewal: VerifiedSignedRenewalInfo?
+            var recorded = proof
+            if let signedRenewalInfo = input.signedRenewalInfo {
+                let verifiedRenewal = try await verification.verifyRenewalInfo(signedRenewalInfo, bundleId: proof.bundleId)
+                let info: VerifiedRenewalInfo
+                do throws(SignedDataError) {
+                    info = try verifiedRenewal.renewalInfo()
+                } catch {
+                    var mapped = ProofVerification.apiError(error)
+                    mapped.field = "signedRenewalInfo" + (mapped.field.map { ".\($0)" } ?? "")
+                    throw mapped
+                }
+                guard info.originalTransactionId == transaction.originalTransactionId, info.environment == transaction.environment else {
+                    throw APIError(
+                        .unprocessableContent, "renewal_info_mismatch",
+                        "the renewal info is for another subscription or environment than the transaction",
+                        field: "signedRenewalInfo", step: VerificationStep.expectations.rawValue
+                    )
+                }
+                renewal = verifiedRenewal
+                recorded = VerifiedProof(
+                    kind: proof.kind, environment: proof.environment, bundleId: proof.bundleId, signedDate: proof.signedDate,
+                    transactions: proof.transactions, renewalInfo: info, rawProof: proof.rawProof
+                )
+            }
+            return (verified, renewal, try await record(recorded, for: account, context: context))
+        }
+        let entitlements = try await entitlements(account, context: context)
+        return JSONReply.response(TransactionVerifyReply(
+            environment: verified.environment.rawValue,
+            bundleId: verified.payload.bundleId ?? "",
+            account: account.rawValue,
+            transaction: verified.payload,
+            renewalInfo: renewal?.payload,
+            recorded: RecordedReply(outcome),
+            entitlements: EntitlementsReply(entitlements)
+        ))
+    }
+
+    /// The request's expectations of the product and transaction.
+    static func check(_ transaction: VerifiedTransaction, against expectations: TransactionVerifyRequest.Expectations?) throws(APIError) {
+        if let productId = expectations?.productId, productId != transaction.productId {
+            throw APIError(
+                .unprocessableContent, "product_mismatch", "the transaction is for product \(transaction.productId), not \(productId)",
+                field: "productId", step: VerificationStep.expectations.rawValue
+            )
+        }
+        if let transactionId = expectations?.transactionId, transactionId != transaction.transactionId {
+            throw APIError(
+                .unprocessableContent, "transaction_mismatch", "the signed transaction is \(transaction.transactionId), not \(transactionId)",
+                field: "transactionId", step: VerificationStep.expectations.rawValue
+            )
+        }
+    }
+}

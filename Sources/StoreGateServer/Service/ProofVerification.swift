@@ -1,0 +1,159 @@
+import Foundation
+import StoreGateCore
+import StoreGateReceipt
+import StoreGateSignedData
+
+/// The service's verifiers, built once from the configuration and shared by every request:
+/// one chain verifier (one chain cache), one receipt verifier, one signed-data verifier per
+/// accepted app.
+///
+/// A proof is checked against the accepted app it names. With one accepted app that app is
+/// the expectation; with several, the proof's (still unverified) bundle id picks the app, and
+/// a bundle id that is not accepted is checked against the first app, so the reply names the
+/// first step that fails (signature, chain, …) before the bundle id. With none, every proof
+/// is refused with `bundle_id_not_accepted`.
+struct ProofVerification: Sendable {
+    /// What a verify request may add to the configured expectations.
+    struct ReceiptRequest: Sendable {
+        var appVersion: String?
+        var device: DeviceIdentifier?
+        var productId: String?
+        var transactionId: String?
+        /// Overrides the configured environments (the `/verifyReceipt` drop-in maps a
+        /// refused environment to Apple's own status codes).
+        var environments: Set<Environment>?
+        /// Refuse a receipt whose own expiration date passed (Apple's verifyReceipt does not).
+        var rejectsExpiredReceipt = true
+    }
+
+    let chainVerifier: CertificateChainVerifier
+    let receiptVerifier: ReceiptVerifier
+    let apps: [ServerConfiguration.App]
+    let environments: Set<Environment>
+    private let signedData: [String: SignedDataVerifier]
+
+    init(configuration: ServerConfiguration, now: @escaping @Sendable () -> Date) {
+        let chainVerifier = CertificateChainVerifier(trustStore: configuration.trustStore)
+        self.chainVerifier = chainVerifier
+        self.receiptVerifier = ReceiptVerifier(chainVerifier: chainVerifier, limits: configuration.limits, now: now)
+        self.apps = configuration.apps
+        self.environments = configuration.environments
+        var signedData: [String: SignedDataVerifier] = [:]
+        for app in configuration.apps {
+            signedData[app.bundleId] = SignedDataVerifier(
+                expectations: SignedDataExpectations(bundleId: app.bundleId, environments: configuration.environments, appAppleId: app.appAppleId),
+                chainVerifier: chainVerifier,
+                limits: configuration.limits,
+                clock: now
+            )
+        }
+        self.signedData = signedData
+    }
+
+    // MARK: App receipts
+
+    /// Verifies a base64 app receipt against the accepted app it names and the request's
+    /// expectations, then against the app's accepted versions.
+    func verifyReceipt(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
+        let app = try appForReceipt(base64)
+        let expectations = ReceiptExpectations(
+            bundleId: app.bundleId,
+            appVersion: request.appVersion,
+            device: request.device,
+            environments: request.environments ?? environments,
+            rejectsExpiredReceipt: request.rejectsExpiredReceipt,
+            productId: request.productId,
+            transactionId: request.transactionId
+        )
+        let verified: VerifiedReceipt
+        do throws(ReceiptError) {
+            verified = try await receiptVerifier.verify(base64: base64, expecting: expectations)
+        } catch {
+            throw Self.apiError(error)
+        }
+        if !app.appVersions.isEmpty, !app.appVersions.contains(verified.receipt.appVersion) {
+            throw APIError(
+                .unprocessableContent, ReceiptError.Code.appVersionMismatch.description,
+                "the receipt names app version \(verified.receipt.appVersion), which is not accepted",
+                field: ReceiptField.appVersion.label, step: VerificationStep.expectations.rawValue
+            )
+        }
+        return verified
+    }
+
+    private func appForReceipt(_ base64: String) throws(APIError) -> ServerConfiguration.App {
+        guard let first = apps.first else { throw Self.noApp }
+        guard apps.count > 1 else { return first }
+        do {
+            let named = try UnverifiedReceipt(base64: base64, limits: receiptVerifier.limits).receipt.bundleId
+            return apps.first { $0.bundleId == named } ?? first
+        } catch {
+            return first
+        }
+    }
+
+    static func apiError(_ error: ReceiptError) -> APIError {
+        APIError(.unprocessableContent, error.code.description, error.reason, field: error.field, step: error.step.rawValue)
+    }
+
+    // MARK: Signed data
+
+    /// Verifies a signed transaction against the accepted app it names.
+    func verifyTransaction(_ jws: String) async throws(APIError) -> VerifiedSignedTransaction {
+        let verifier = try verifier(for: jws) { payload in
+            if case .transaction(let transaction) = payload { return transaction.bundleId }
+            return nil
+        }
+        do throws(SignedDataError) {
+            return try await verifier.verifyTransaction(jws)
+        } catch {
+            throw Self.apiError(error)
+        }
+    }
+
+    /// Verifies a signed renewal info (which names no app) with `bundleId`'s verifier.
+    func verifyRenewalInfo(_ jws: String, bundleId: String) async throws(APIError) -> VerifiedSignedRenewalInfo {
+        guard let verifier = signedData[bundleId] ?? apps.first.flatMap({ signedData[$0.bundleId] }) else { throw Self.noApp }
+        do throws(SignedDataError) {
+            return try await verifier.verifyRenewalInfo(jws)
+        } catch {
+            var mapped = Self.apiError(error)
+            mapped.field = "signedRenewalInfo" + (mapped.field.map { ".\($0)" } ?? "")
+            throw mapped
+        }
+    }
+
+    /// Verifies a notification `signedPayload` against the accepted app it names.
+    func verifyNotification(_ jws: String) async throws(APIError) -> VerifiedSignedNotification {
+        let verifier = try verifier(for: jws) { payload in
+            if case .notification(let notification) = payload { return notification.subject.bundleId }
+            return nil
+        }
+        do throws(SignedDataError) {
+            return try await verifier.verifyNotification(jws)
+        } catch {
+            throw Self.apiError(error)
+        }
+    }
+
+    private func verifier(for jws: String, bundleId: (UnverifiedSignedData.Payload) -> String?) throws(APIError) -> SignedDataVerifier {
+        guard let first = apps.first, let firstVerifier = signedData[first.bundleId] else { throw Self.noApp }
+        guard apps.count > 1 else { return firstVerifier }
+        do {
+            let unverified = try UnverifiedSignedData(jws, limits: receiptVerifier.limits)
+            return bundleId(unverified.payload).flatMap { signedData[$0] } ?? firstVerifier
+        } catch {
+            return firstVerifier
+        }
+    }
+
+    static func apiError(_ error: SignedDataError) -> APIError {
+        APIError(.unprocessableContent, error.code.description, error.reason, field: error.field, step: error.step.rawValue)
+    }
+
+    static let noApp = APIError(
+        .unprocessableContent, "bundle_id_not_accepted",
+        "no app is configured: set STOREGATE_BUNDLE_IDS to the bundle ids whose proofs this service accepts",
+        step: VerificationStep.expectations.rawValue
+    )
+}

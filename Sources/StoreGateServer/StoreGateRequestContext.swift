@@ -1,0 +1,15 @@
+import Hummingbird
+
+/// The request context of the StoreGate service: Hummingbird's core context plus the name of
+/// the API key that authenticated the request (never the key itself).
+public struct StoreGateRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The name of the API key that authenticated the request, once a middleware checked it.
+    public var apiKeyName: String?
+
+    /// Creates the context of a new request.
+    public init(source: Source) {
+        self.coreContext = .init(source: source)
+        self.apiKeyName = nil
+    }
+}

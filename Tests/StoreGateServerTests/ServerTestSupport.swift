@@ -1,0 +1,3 @@
+import Foundation
+import Testing
+@testable import StoreGateServer
