@@ -131,7 +131,9 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
     public let field: String?
     /// A human-readable explanation; never contains the proof itself.
     public let reason: String
+    /// Where the error was thrown (`#fileID`).
     public let file: String
+    /// The line it was thrown at.
     public let line: UInt
 
     /// Creates an error.
@@ -162,9 +164,12 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         SignedDataError(step, code, field: field.map { "\(member).\($0)" } ?? member, reason: reason, file: file, line: line)
     }
 
+    /// Errors are equal when their codes are: tests compare codes, never messages.
     public static func == (lhs: SignedDataError, rhs: SignedDataError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code only, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
+    /// `step: code (field): reason`.
     public var description: String {
         if let field {
             return "\(step): \(code) (\(field)): \(reason)"

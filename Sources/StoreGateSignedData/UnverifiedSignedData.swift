@@ -70,6 +70,7 @@ public struct UnverifiedSignedData: Sendable {
 }
 
 extension UnverifiedSignedData.Payload: Encodable {
+    /// Writes the payload's own JSON.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .transaction(let payload): try payload.encode(to: encoder)

@@ -10,6 +10,7 @@ public protocol AppleEnumeration: RawRepresentable, Hashable, Sendable, Codable,
 where RawValue: Hashable & Sendable & Codable & CustomStringConvertible {}
 
 extension AppleEnumeration {
+    /// Reads the raw value; an unknown value is kept.
     public init(from decoder: any Decoder) throws {
         let raw = try decoder.singleValueContainer().decode(RawValue.self)
         guard let value = Self(rawValue: raw) else {
@@ -18,11 +19,13 @@ extension AppleEnumeration {
         self = value
     }
 
+    /// Writes Apple's JSON: the same member names, dates as milliseconds since 1970, absent members omitted.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
 
+    /// The raw value as text.
     public var description: String { rawValue.description }
 }
 

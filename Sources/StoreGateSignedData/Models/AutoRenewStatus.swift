@@ -2,8 +2,10 @@
 ///
 /// Apple's `autoRenewStatus`. Unknown values are kept as their raw value, never dropped.
 public struct AutoRenewStatus: AppleEnumeration {
+    /// The value as Apple writes it.
     public let rawValue: Int
 
+    /// Wraps a value, known or not.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

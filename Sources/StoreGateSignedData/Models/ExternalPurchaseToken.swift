@@ -31,6 +31,7 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Encodable {
         }
     }
 
+    /// Writes Apple's JSON: the same member names, dates as milliseconds since 1970, absent members omitted.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: MemberKey.self)
         try container.encodeIfPresent(externalPurchaseId, forKey: "externalPurchaseId")

@@ -44,6 +44,7 @@ public struct NotificationData: Sendable, Hashable, Encodable {
         }
     }
 
+    /// Writes Apple's JSON: the same member names, dates as milliseconds since 1970, absent members omitted.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: MemberKey.self)
         try container.encodeIfPresent(environment, forKey: "environment")

@@ -2,8 +2,10 @@
 ///
 /// Apple's `offerDiscountType`. Unknown values are kept as their raw value, never dropped.
 public struct OfferDiscountType: AppleEnumeration {
+    /// The value as Apple writes it.
     public let rawValue: String
 
+    /// Wraps a value, known or not.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

@@ -2,8 +2,10 @@
 ///
 /// Apple's `offerType`. Unknown values are kept as their raw value, never dropped.
 public struct OfferType: AppleEnumeration {
+    /// The value as Apple writes it.
     public let rawValue: Int
 
+    /// Wraps a value, known or not.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

@@ -85,6 +85,7 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
         return (nil, nil, nil)
     }
 
+    /// Writes Apple's JSON: the same member names, dates as milliseconds since 1970, absent members omitted.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: MemberKey.self)
         try container.encodeIfPresent(notificationType, forKey: "notificationType")

@@ -2,8 +2,10 @@
 ///
 /// Apple's `revocationType`. Unknown values are kept as their raw value, never dropped.
 public struct RevocationType: AppleEnumeration {
+    /// The value as Apple writes it.
     public let rawValue: String
 
+    /// Wraps a value, known or not.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
