@@ -40,6 +40,15 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("at"), help: "Check certificates at this time (ISO 8601, or 'now') instead of the signing time.")
     var at: String?
 
+    @Option(name: .customLong("app-apple-id"), help: "JWS: the app's App Store identifier (appAppleId); required for data claiming Production that names one (notifications, app transactions).")
+    var appAppleId: Int64?
+
+    @Option(name: .customLong("max-age"), help: "JWS: refuse a signedDate older than this many seconds.")
+    var maxAge: Double?
+
+    @Option(name: .customLong("kind"), help: "JWS: transaction, renewal-info, app-transaction or notification (default: detected from the payload).")
+    var jwsKind: String?
+
     @Flag(name: .customLong("json"), help: "Print the report as JSON.")
     var json = false
 
@@ -87,6 +96,10 @@ struct VerifyOptions {
     /// `nil`: the proof's signing time.
     var validationTime: Date?
     var json: Bool
+    /// JWS: the expected `appAppleId`, the maximum age of `signedDate`, the payload kind.
+    var appAppleId: Int64?
+    var maxAge: TimeInterval?
+    var jwsKind: String?
 
     init(_ command: VerifyCommand) throws {
         bundleId = command.bundleId
@@ -94,6 +107,9 @@ struct VerifyOptions {
         productId = command.productId
         transactionId = command.transactionId
         json = command.json
+        appAppleId = command.appAppleId
+        maxAge = command.maxAge
+        jwsKind = command.jwsKind
         if let hex = command.deviceId {
             guard let bytes = Hex.decode(hex.filter { $0 != "-" && $0 != ":" }), bytes.count == 16 || bytes.count == 6 else {
                 throw CLIError("--device-id must be 16 bytes (a UUID) or 6 bytes (a MAC address) in hex")
