@@ -12,6 +12,8 @@ struct StoreGateCommand: AsyncParsableCommand {
             ServeCommand.self,
             BenchCommand.self,
             AppStoreCommand.self,
+            DevCommand.self,
+            LedgerStressCommand.self,
         ]
     )
 }
