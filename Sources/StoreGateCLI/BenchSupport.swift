@@ -31,7 +31,7 @@ enum BenchSupport {
         var rss = 0
         var peak = 0
         for line in status.split(separator: "\n") {
-            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard parts.count >= 2, let kilobytes = Int(parts[1]) else { continue }
             if parts[0] == "VmRSS:" { rss = kilobytes * 1024 }
             if parts[0] == "VmHWM:" { peak = kilobytes * 1024 }

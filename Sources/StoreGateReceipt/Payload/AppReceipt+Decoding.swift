@@ -9,6 +9,36 @@ extension AppReceipt {
     ///
     /// - Throws: ``ReceiptError`` at the ``VerificationStep/payload`` step naming the field.
     public init(payload: [UInt8], limits: Limits = .default) throws(ReceiptError) {
+        self = try payload.withUnsafeBufferPointer { (buffer) throws(ReceiptError) -> AppReceipt in
+            try PayloadDecoder(buffer: buffer, owner: payload).appReceipt(limits: limits)
+        }
+    }
+
+    static func missing(_ field: ReceiptField) -> ReceiptError {
+        ReceiptError(.missingField, field: field.label, reason: "the receipt has no \(field.label)")
+    }
+}
+
+/// Which single-valued fields were seen, as bits: no allocation per purchase.
+struct FieldSet {
+    private var bits: UInt64 = 0
+
+    /// Inserts `field`; `false` when it was already there.
+    mutating func insert(_ field: ReceiptField) -> Bool {
+        // App fields are 0…21, in-app fields 1701…1721: both fit in 64 bits.
+        let bit: UInt64 = 1 << UInt64(field.rawValue >= 1700 ? field.rawValue - 1700 : field.rawValue)
+        defer { bits |= bit }
+        return bits & bit == 0
+    }
+}
+
+/// Walks a payload buffer. `buffer` views `owner`'s storage (same indices); slices of unknown
+/// attributes are taken from `owner`, so they share its storage instead of copying.
+struct PayloadDecoder {
+    let buffer: UnsafeBufferPointer<UInt8>
+    let owner: [UInt8]
+
+    func appReceipt(limits: Limits) throws(ReceiptError) -> AppReceipt {
         var receiptType: String?
         var bundleId: String?
         var bundleIdData: [UInt8] = []
@@ -24,51 +54,50 @@ extension AppReceipt {
         var versionExternalIdentifier: Int64?
         var purchases: [InAppPurchase] = []
         var unknown: [ReceiptAttribute] = []
-        var seen = Set<ReceiptField>()
+        var seen = FieldSet()
 
-        let root = try PayloadValue.set(in: payload, range: payload.indices, field: "payload")
-        try PayloadValue.forEachAttribute(payload, in: root, field: "payload") { (type, version, value) throws(ReceiptError) in
-            guard let field = ReceiptField(rawValue: type), field != .inAppPurchase else {
-                if type == ReceiptField.inAppPurchase.rawValue {
-                    guard purchases.count < limits.maxInAppPurchases else {
-                        throw ReceiptError(.tooManyPurchases, field: ReceiptField.inAppPurchase.label, reason: "more than \(limits.maxInAppPurchases) in-app purchases")
-                    }
-                    purchases.append(try InAppPurchase(base: value.base, range: value.range))
-                } else {
-                    unknown.append(ReceiptAttribute(type: type, version: version, value: Array(value.base[value.range])))
-                }
+        let root = try set(spanning: 0..<buffer.count, field: "payload")
+        try forEachAttribute(in: root, field: "payload") { (type, version, value, decoder) throws(ReceiptError) in
+            guard let field = ReceiptField(rawValue: type), field.rawValue < 1700 else {
+                unknown.append(ReceiptAttribute(type: type, version: version, slice: decoder.slice(value)))
                 return
             }
-            guard seen.insert(field).inserted else {
+            if field == .inAppPurchase {
+                guard purchases.count < limits.maxInAppPurchases else {
+                    throw ReceiptError(.tooManyPurchases, field: field.label, reason: "more than \(limits.maxInAppPurchases) in-app purchases")
+                }
+                purchases.append(try decoder.inAppPurchase(decoder.set(spanning: value, field: field.label)))
+                return
+            }
+            guard seen.insert(field) else {
                 throw ReceiptError(.duplicateField, field: field.label, reason: "the field appears more than once")
             }
             switch field {
-            case .receiptType: receiptType = try value.string(field)
+            case .receiptType: receiptType = try decoder.string(value, field)
             case .bundleId:
-                bundleId = try value.string(field)
-                bundleIdData = Array(value.base[value.range])
-            case .appVersion: appVersion = try value.string(field)
-            case .opaqueValue: opaqueValue = Array(value.base[value.range])
-            case .sha1Hash: sha1Hash = Array(value.base[value.range])
-            case .creationDate: creationDate = try value.date(field)
-            case .originalAppVersion: originalAppVersion = try value.string(field)
-            case .originalPurchaseDate: originalPurchaseDate = try value.date(field)
-            case .expirationDate: expirationDate = try value.date(field)
-            case .appItemId: appItemId = try value.integer(field)
-            case .downloadId: downloadId = try value.integer(field)
-            case .versionExternalIdentifier: versionExternalIdentifier = try value.integer(field)
+                bundleId = try decoder.string(value, field)
+                bundleIdData = Array(decoder.slice(value))
+            case .appVersion: appVersion = try decoder.string(value, field)
+            case .opaqueValue: opaqueValue = Array(decoder.slice(value))
+            case .sha1Hash: sha1Hash = Array(decoder.slice(value))
+            case .creationDate: creationDate = try decoder.date(value, field)
+            case .originalAppVersion: originalAppVersion = try decoder.string(value, field)
+            case .originalPurchaseDate: originalPurchaseDate = try decoder.date(value, field)
+            case .expirationDate: expirationDate = try decoder.date(value, field)
+            case .appItemId: appItemId = try decoder.integer(value, field)
+            case .downloadId: downloadId = try decoder.integer(value, field)
+            case .versionExternalIdentifier: versionExternalIdentifier = try decoder.integer(value, field)
             default:
-                // An in-app field number at the top level: kept, not interpreted.
-                unknown.append(ReceiptAttribute(type: type, version: version, value: Array(value.base[value.range])))
+                unknown.append(ReceiptAttribute(type: type, version: version, slice: decoder.slice(value)))
             }
         }
 
-        guard let bundleId else { throw Self.missing(.bundleId) }
-        guard let appVersion else { throw Self.missing(.appVersion) }
-        guard let opaqueValue else { throw Self.missing(.opaqueValue) }
-        guard let sha1Hash else { throw Self.missing(.sha1Hash) }
-        guard let creationDate else { throw Self.missing(.creationDate) }
-        self.init(
+        guard let bundleId else { throw AppReceipt.missing(.bundleId) }
+        guard let appVersion else { throw AppReceipt.missing(.appVersion) }
+        guard let opaqueValue else { throw AppReceipt.missing(.opaqueValue) }
+        guard let sha1Hash else { throw AppReceipt.missing(.sha1Hash) }
+        guard let creationDate else { throw AppReceipt.missing(.creationDate) }
+        return AppReceipt(
             receiptType: receiptType,
             bundleId: bundleId,
             bundleIdData: bundleIdData,
@@ -87,15 +116,8 @@ extension AppReceipt {
         )
     }
 
-    static func missing(_ field: ReceiptField) -> ReceiptError {
-        ReceiptError(.missingField, field: field.label, reason: "the receipt has no \(field.label)")
-    }
-}
-
-extension InAppPurchase {
     /// Decodes one in-app purchase receipt: the SET inside an attribute-17 value.
-    init(base: [UInt8], range: Range<Int>) throws(ReceiptError) {
-        let label = ReceiptField.inAppPurchase.label
+    func inAppPurchase(_ set: TLVReader.Element) throws(ReceiptError) -> InAppPurchase {
         var quantity: Int?
         var productId: String?
         var transactionId: String?
@@ -109,45 +131,44 @@ extension InAppPurchase {
         var isInIntroOfferPeriod: Bool?
         var promotionalOfferId: String?
         var unknown: [ReceiptAttribute] = []
-        var seen = Set<ReceiptField>()
+        var seen = FieldSet()
 
-        let set = try PayloadValue.set(in: base, range: range, field: label)
-        try PayloadValue.forEachAttribute(base, in: set, field: label) { (type, version, value) throws(ReceiptError) in
+        try forEachAttribute(in: set, field: ReceiptField.inAppPurchase.label) { (type, version, value, decoder) throws(ReceiptError) in
             guard let field = ReceiptField(rawValue: type), field.rawValue >= 1700 else {
-                unknown.append(ReceiptAttribute(type: type, version: version, value: Array(value.base[value.range])))
+                unknown.append(ReceiptAttribute(type: type, version: version, slice: decoder.slice(value)))
                 return
             }
-            guard seen.insert(field).inserted else {
+            guard seen.insert(field) else {
                 throw ReceiptError(.duplicateField, field: field.label, reason: "the in-app field appears more than once")
             }
             switch field {
             case .quantity:
-                guard let value = try value.integer(field), let count = Int(exactly: value), count >= 0 else {
+                guard let value = try decoder.integer(value, field), let count = Int(exactly: value), count >= 0 else {
                     throw ReceiptError(.malformedPayload, field: field.label, reason: "quantity is not a non-negative integer")
                 }
                 quantity = count
-            case .productId: productId = try value.string(field)
-            case .transactionId: transactionId = try value.string(field)
-            case .purchaseDate: purchaseDate = try value.date(field)
-            case .originalTransactionId: originalTransactionId = try value.string(field)
-            case .inAppOriginalPurchaseDate: originalPurchaseDate = try value.date(field)
-            case .subscriptionExpirationDate: expirationDate = try value.date(field)
-            case .webOrderLineItemId: webOrderLineItemId = try value.integer(field)
-            case .cancellationDate: cancellationDate = try value.date(field)
-            case .isTrialPeriod: isTrialPeriod = try value.integer(field).map { $0 != 0 }
-            case .isInIntroOfferPeriod: isInIntroOfferPeriod = try value.integer(field).map { $0 != 0 }
+            case .productId: productId = try decoder.string(value, field)
+            case .transactionId: transactionId = try decoder.string(value, field)
+            case .purchaseDate: purchaseDate = try decoder.date(value, field)
+            case .originalTransactionId: originalTransactionId = try decoder.string(value, field)
+            case .inAppOriginalPurchaseDate: originalPurchaseDate = try decoder.date(value, field)
+            case .subscriptionExpirationDate: expirationDate = try decoder.date(value, field)
+            case .webOrderLineItemId: webOrderLineItemId = try decoder.integer(value, field)
+            case .cancellationDate: cancellationDate = try decoder.date(value, field)
+            case .isTrialPeriod: isTrialPeriod = try decoder.integer(value, field).map { $0 != 0 }
+            case .isInIntroOfferPeriod: isInIntroOfferPeriod = try decoder.integer(value, field).map { $0 != 0 }
             case .promotionalOfferId:
-                let text = try value.string(field)
+                let text = try decoder.string(value, field)
                 promotionalOfferId = text.isEmpty ? nil : text
             default:
-                unknown.append(ReceiptAttribute(type: type, version: version, value: Array(value.base[value.range])))
+                unknown.append(ReceiptAttribute(type: type, version: version, slice: decoder.slice(value)))
             }
         }
         guard let productId, !productId.isEmpty else { throw AppReceipt.missing(.productId) }
         guard let transactionId, !transactionId.isEmpty else { throw AppReceipt.missing(.transactionId) }
         guard let purchaseDate else { throw AppReceipt.missing(.purchaseDate) }
         guard let quantity else { throw AppReceipt.missing(.quantity) }
-        self.init(
+        return InAppPurchase(
             quantity: quantity,
             productId: productId,
             transactionId: transactionId,
@@ -163,18 +184,12 @@ extension InAppPurchase {
             unknownAttributes: unknown
         )
     }
-}
-
-/// An attribute value: a range of a byte buffer, decoded on demand.
-struct PayloadValue {
-    let base: [UInt8]
-    let range: Range<Int>
 
     /// The SET element that spans `range` exactly.
-    static func set(in base: [UInt8], range: Range<Int>, field: String) throws(ReceiptError) -> TLVReader.Element {
+    func set(spanning range: Range<Int>, field: String) throws(ReceiptError) -> TLVReader.Element {
         let element: TLVReader.Element
         do {
-            element = try TLVReader.element(base, at: range.lowerBound, limit: range.upperBound)
+            element = try TLVReader.element(buffer, at: range.lowerBound, limit: range.upperBound)
         } catch {
             throw ReceiptError(.malformedPayload, field: field, reason: "not a DER SET of attributes (\(error))")
         }
@@ -184,59 +199,64 @@ struct PayloadValue {
         return element
     }
 
-    /// Calls `body` with each `ReceiptAttribute` (type, version, value) of a SET.
-    static func forEachAttribute(
-        _ base: [UInt8],
+    /// Calls `body` with each `ReceiptAttribute` (type, version, value range) of a SET, and
+    /// the decoder the range belongs to (another one for a chunked value).
+    func forEachAttribute(
         in set: TLVReader.Element,
         field: String,
-        _ body: (Int, Int, PayloadValue) throws(ReceiptError) -> Void
+        _ body: (Int, Int, Range<Int>, PayloadDecoder) throws(ReceiptError) -> Void
     ) throws(ReceiptError) {
         var cursor = set.content.lowerBound
         let limit = set.content.upperBound
         while cursor < limit {
             let attribute: TLVReader.Element
-            let type: TLVReader.Element
-            let version: TLVReader.Element
             let value: TLVReader.Element
+            let typeNumber: Int
+            let versionNumber: Int
             do {
-                attribute = try TLVReader.element(base, at: cursor, limit: limit)
-                guard attribute.tag == 0x30 else { throw TLVReader.Failure.unsupportedTag }
-                type = try TLVReader.element(base, at: attribute.content.lowerBound, limit: attribute.content.upperBound)
-                version = try TLVReader.element(base, at: type.end, limit: attribute.content.upperBound)
-                value = try TLVReader.element(base, at: version.end, limit: attribute.content.upperBound)
-                guard type.tag == 0x02, version.tag == 0x02, value.end == attribute.content.upperBound || attribute.isIndefinite else {
-                    throw TLVReader.Failure.unsupportedTag
-                }
+                attribute = try TLVReader.element(buffer, at: cursor, limit: limit)
+                let end = attribute.content.upperBound
+                let type = try TLVReader.element(buffer, at: attribute.content.lowerBound, limit: end)
+                let version = try TLVReader.element(buffer, at: type.end, limit: end)
+                value = try TLVReader.element(buffer, at: version.end, limit: end)
+                guard attribute.tag == 0x30, type.tag == 0x02, version.tag == 0x02, value.end == end,
+                      let typeValue = TLVReader.integer(buffer, type.content).flatMap({ Int(exactly: $0) }),
+                      let versionValue = TLVReader.integer(buffer, version.content).flatMap({ Int(exactly: $0) })
+                else { throw TLVReader.Failure.unsupportedTag }
+                typeNumber = typeValue
+                versionNumber = versionValue
             } catch {
                 throw ReceiptError(.malformedPayload, field: field, reason: "an attribute is not SEQUENCE { INTEGER, INTEGER, OCTET STRING }")
             }
-            guard let typeNumber = TLVReader.integer(base[type.content]).flatMap({ Int(exactly: $0) }),
-                  let versionNumber = TLVReader.integer(base[version.content]).flatMap({ Int(exactly: $0) })
-            else {
-                throw ReceiptError(.malformedPayload, field: field, reason: "an attribute type or version is not a small integer")
-            }
-            let payloadValue: PayloadValue
             if value.tag == 0x04 {
-                payloadValue = PayloadValue(base: base, range: value.content)
+                try body(typeNumber, versionNumber, value.content, self)
             } else if value.tag == 0x24 {
+                // A chunked value (BER): join it and decode from the joined copy.
+                let joined: [UInt8]
                 do {
-                    let joined = Array(try TLVReader.octets(base, of: value))
-                    payloadValue = PayloadValue(base: joined, range: joined.indices)
+                    joined = try TLVReader.joinedOctets(buffer, of: value)
                 } catch {
                     throw ReceiptError(.malformedPayload, field: field, reason: "a chunked attribute value is malformed")
+                }
+                try joined.withUnsafeBufferPointer { (joinedBuffer) throws(ReceiptError) in
+                    try body(typeNumber, versionNumber, 0..<joinedBuffer.count, PayloadDecoder(buffer: joinedBuffer, owner: joined))
                 }
             } else {
                 throw ReceiptError(.malformedPayload, field: field, reason: "an attribute value is not an OCTET STRING")
             }
-            try body(typeNumber, versionNumber, payloadValue)
             cursor = attribute.end
         }
     }
 
-    /// The single element the value holds.
-    private func inner(_ field: ReceiptField) throws(ReceiptError) -> TLVReader.Element {
+    /// The value's bytes, sharing the owner's storage.
+    func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
+        owner[range]
+    }
+
+    /// The single primitive element a value holds.
+    private func inner(_ range: Range<Int>, _ field: ReceiptField) throws(ReceiptError) -> TLVReader.Element {
         do {
-            let element = try TLVReader.element(base, at: range.lowerBound, limit: range.upperBound)
+            let element = try TLVReader.element(buffer, at: range.lowerBound, limit: range.upperBound)
             guard element.end == range.upperBound, !element.isConstructed else { throw TLVReader.Failure.unsupportedTag }
             return element
         } catch {
@@ -245,35 +265,35 @@ struct PayloadValue {
     }
 
     /// A UTF8String, IA5String or PrintableString value; invalid UTF-8 is refused.
-    func string(_ field: ReceiptField) throws(ReceiptError) -> String {
-        let element = try inner(field)
+    func string(_ range: Range<Int>, _ field: ReceiptField) throws(ReceiptError) -> String {
+        let element = try inner(range, field)
         guard element.tag == 0x0C || element.tag == 0x16 || element.tag == 0x13 else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the value is not a string")
         }
-        guard let text = String(validating: base[element.content], as: UTF8.self) else {
+        guard let text = String(validating: UnsafeBufferPointer(rebasing: buffer[element.content]), as: UTF8.self) else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the string is not valid UTF-8")
         }
         return text
     }
 
     /// An RFC 3339 date in an IA5String; `nil` when empty.
-    func date(_ field: ReceiptField) throws(ReceiptError) -> Date? {
-        let element = try inner(field)
+    func date(_ range: Range<Int>, _ field: ReceiptField) throws(ReceiptError) -> Date? {
+        let element = try inner(range, field)
         guard element.tag == 0x16 || element.tag == 0x0C else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the value is not a date string")
         }
         do {
-            return try ReceiptDate.parse(base[element.content])
+            return try ReceiptDate.parse(UnsafeBufferPointer(rebasing: buffer[element.content]))
         } catch {
             throw ReceiptError(.invalidDate, field: field.label, reason: "not an RFC 3339 date")
         }
     }
 
     /// An INTEGER of at most 8 bytes; `nil` for an empty value.
-    func integer(_ field: ReceiptField) throws(ReceiptError) -> Int64? {
+    func integer(_ range: Range<Int>, _ field: ReceiptField) throws(ReceiptError) -> Int64? {
         if range.isEmpty { return nil }
-        let element = try inner(field)
-        guard element.tag == 0x02, let value = TLVReader.integer(base[element.content]) else {
+        let element = try inner(range, field)
+        guard element.tag == 0x02, let value = TLVReader.integer(buffer, element.content) else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the value is not an INTEGER of at most 8 bytes")
         }
         return value

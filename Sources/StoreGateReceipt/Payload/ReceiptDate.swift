@@ -7,10 +7,10 @@ import Foundation
 /// and fractional seconds. An empty string means "absent".
 enum ReceiptDate {
     /// The date, or `nil` for the empty string; throws for anything malformed.
-    static func parse(_ bytes: ArraySlice<UInt8>) throws(TLVReader.Failure) -> Date? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(TLVReader.Failure) -> Date? {
         if bytes.isEmpty { return nil }
-        var cursor = bytes.startIndex
-        let end = bytes.endIndex
+        var cursor = 0
+        let end = bytes.count
 
         func digits(_ count: Int) throws(TLVReader.Failure) -> Int {
             guard end - cursor >= count else { throw .truncated }

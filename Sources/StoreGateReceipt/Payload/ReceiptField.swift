@@ -102,14 +102,34 @@ public enum ReceiptField: Int, Hashable, Sendable, CaseIterable {
 }
 
 /// A payload attribute kept as found: its number, version and raw value bytes.
-public struct ReceiptAttribute: Hashable, Sendable, Codable {
+///
+/// The value shares the receipt's payload buffer rather than copying it: a large receipt
+/// carries thousands of attributes StoreGate does not interpret.
+public struct ReceiptAttribute: Hashable, Sendable {
     public let type: Int
     public let version: Int
-    public let value: [UInt8]
+    public let value: ArraySlice<UInt8>
 
     public init(type: Int, version: Int, value: [UInt8]) {
         self.type = type
         self.version = version
-        self.value = value
+        self.value = value[...]
+    }
+
+    init(type: Int, version: Int, slice: ArraySlice<UInt8>) {
+        self.type = type
+        self.version = version
+        self.value = slice
+    }
+
+    public static func == (lhs: ReceiptAttribute, rhs: ReceiptAttribute) -> Bool {
+        lhs.type == rhs.type && lhs.version == rhs.version && lhs.value.elementsEqual(rhs.value)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(type)
+        hasher.combine(version)
+        hasher.combine(value.count)
+        for byte in value { hasher.combine(byte) }
     }
 }
