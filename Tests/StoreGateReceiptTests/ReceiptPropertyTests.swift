@@ -112,6 +112,27 @@ struct ReceiptPropertyTests {
         }
     }
 
+    @Test("every single byte of a real receipt flipped: a typed error or a verdict, never a crash or hang, never a pass inside the payload")
+    func everyByteFlipped() async throws {
+        let (bytes, bundleId, verifier) = try Self.sampleReceipt()
+        let expectations = ReceiptExpectations(bundleId: bundleId, environments: [.production, .sandbox, .test])
+        let payload = try #require(Self.payloadRange(in: bytes))
+        var refused = 0
+        for offset in bytes.indices {
+            var flipped = bytes
+            flipped[offset] ^= 0xFF
+            do {
+                _ = try await verifier.verify(flipped, expecting: expectations)
+                #expect(!payload.contains(offset), "a flip at \(offset) inside the signed payload verified")
+            } catch {
+                refused += 1
+            }
+        }
+        // Nearly every byte matters; the few that do not are unsigned encoding details
+        // (such as the NULL parameters of algorithm identifiers).
+        #expect(refused > bytes.count * 9 / 10)
+    }
+
     /// Where the payload SET lies (the value of the eContent OCTET STRING).
     static func payloadRange(in bytes: [UInt8]) -> Range<Int>? {
         guard let payload = try? UnverifiedReceipt(der: bytes) else { return nil }
