@@ -14,13 +14,16 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Iterations per measurement.")
     var iterations: Int = 2000
 
+    @Option(name: .customLong("postgres-url"), help: "ledger: benchmark this PostgreSQL database instead of a throwaway local server.")
+    var postgresURL: String?
+
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
         for suite in chosen {
             switch suite {
             case "receipt", "receipts": try await ReceiptBenchmark.run(iterations: iterations)
             case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
-            case "ledger": try await LedgerBenchmark.run(iterations: iterations)
+            case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL)
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger)")
             }
         }

@@ -189,12 +189,15 @@ extension SQLiteLedger {
                 ]
             )
         }
+        // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
+        // refund) stays out of VALUES; it only ever meets an existing row.
         for delta in plan.balanceDeltas {
             try connection.run("""
-                INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed) VALUES (?, ?, ?, ?, 0)
+                INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
+                VALUES (?1, ?2, MAX(?3, 0), MAX(?4, 0), 0)
                 ON CONFLICT (account_id, product_id) DO UPDATE SET
-                    purchased = ledger_balances.purchased + excluded.purchased,
-                    refunded = ledger_balances.refunded + excluded.refunded
+                    purchased = ledger_balances.purchased + ?3,
+                    refunded = ledger_balances.refunded + ?4
                 """, [
                     .text(delta.key.account.rawValue), .text(delta.key.productId),
                     .integer(Int64(delta.purchased)), .integer(Int64(delta.refunded)),
