@@ -75,9 +75,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError(error.description)
         }
 
+        let logLevel = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
+            handler.logLevel = logLevel
             return handler
         }
         var logger = Logger(label: "storegate")

@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StoreGateLedger
 
-/// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:)`` returns.
+/// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:onServerRunning:)`` returns.
 public typealias StoreGateApplication = Application<RouterResponder<StoreGateRequestContext>>
 
 /// Assembles the StoreGate service around an open ledger: the router with every endpoint, the
@@ -29,12 +30,14 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 ///   - metrics: The server's instruments.
 ///   - now: The clock (receipt expiry, subscription states, consumption times).
 ///   - logger: The service's logger.
+///   - onServerRunning: Called once the server listens (its channel tells the bound port).
 public func buildApplication(
     configuration: ServerConfiguration,
     ledger: any Ledger,
     metrics: ServerMetrics = ServerMetrics(),
     now: @escaping @Sendable () -> Date = { Date() },
-    logger: Logger
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> StoreGateApplication {
     let endpoints = Endpoints(
         configuration: configuration,
@@ -63,7 +66,7 @@ public func buildApplication(
     router.get("/metrics", use: endpoints.metricsExposition)
     router.get("/openapi.yaml", use: endpoints.openAPI)
 
-    // Other methods on a known path: 405 with Allow (Apple's 21000 on /verifyReceipt).
+    // Other methods on a known path: 405 with Allow.
     let routes: [(path: RouterPath, methods: [HTTPRequest.Method])] = [
         ("/v1/receipts/verify", [.post]),
         ("/v1/transactions/verify", [.post]),
@@ -86,13 +89,19 @@ public func buildApplication(
             }
         }
     }
-    for method in everyMethod where method != .post && method != .head {
-        router.on("/verifyReceipt", method: method, use: endpoints.verifyReceiptWrongMethod)
+    router.get("/verifyReceipt", use: endpoints.verifyReceiptWrongMethod)
+    for method in everyMethod where ![.get, .head, .post].contains(method) {
+        router.on("/verifyReceipt", method: method) { _, _ -> Response in
+            var error = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts POST (GET answers Apple's status 21000)")
+            error.headers[.allow] = "GET, HEAD, POST"
+            throw error
+        }
     }
 
     var app = Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "StoreGate"),
+        onServerRunning: onServerRunning,
         logger: logger
     )
     app.addServices(LedgerService(ledger: ledger, logger: logger))

@@ -80,7 +80,7 @@ extension Endpoints {
         return JSONReply.response(reply)
     }
 
-    /// Any method but POST gets Apple's 21000.
+    /// `GET /verifyReceipt` gets Apple's 21000 ("not a POST").
     @Sendable func verifyReceiptWrongMethod(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         JSONReply.response(LegacyVerifyReceiptReply(status: .notPost))
     }

@@ -1,0 +1,188 @@
+import Foundation
+import StoreGateCore
+import StoreGateLedgerSQLite
+import Testing
+
+@testable import StoreGateServer
+
+@Suite("Configuration from environment variables and flags")
+struct ConfigurationTests {
+    @Test("no variables give a working service on ./storegate.sqlite at 127.0.0.1:8080")
+    func defaults() throws {
+        let configuration = try ServerConfiguration.load(environment: [:])
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 8080)
+        #expect(configuration.database == .sqlite(path: "./storegate.sqlite"))
+        #expect(configuration.maxBodyBytes == 4 << 20)
+        #expect(configuration.environments == [.production, .sandbox])
+        #expect(configuration.apiKeys.isEmpty)
+        #expect(configuration.apps.isEmpty)
+        #expect(configuration.encryption == nil)
+        #expect(configuration.sharedSecret == nil)
+        #expect(configuration.startupWarnings.contains { $0.contains("STOREGATE_BUNDLE_IDS") })
+    }
+
+    @Test("every setting is read")
+    func everySetting() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keysFile = directory.appendingPathComponent("keys")
+        try Data("# keys\nbackend backend-secret-0123456789 receipts.verify entitlements.read\nops ops-secret-0123456789abc *\n".utf8).write(to: keysFile)
+        let secretFile = directory.appendingPathComponent("secret")
+        try Data("  shared-secret-value\n".utf8).write(to: secretFile)
+        let products = directory.appendingPathComponent("products.json")
+        try Data(#"{"products": {"coins": {"type": "Consumable"}}}"#.utf8).write(to: products)
+        let key = Data(repeating: 7, count: 32).base64EncodedString()
+
+        let configuration = try ServerConfiguration.load(environment: [
+            "STOREGATE_HOST": "0.0.0.0",
+            "STOREGATE_PORT": "9090",
+            "STOREGATE_DATABASE": "postgres://storegate:pw@db.internal:5433/ledger",
+            "STOREGATE_API_KEYS": "ci:ci-secret-0123456789abcd",
+            "STOREGATE_API_KEYS_FILE": keysFile.path,
+            "STOREGATE_BUNDLE_IDS": "com.example.a, com.example.b",
+            "STOREGATE_APP_VERSIONS": "com.example.a=41,com.example.a=42",
+            "STOREGATE_APP_APPLE_IDS": "com.example.b=123456789",
+            "STOREGATE_ENVIRONMENTS": "production",
+            "STOREGATE_LEDGER_KEYS": "k2025=\(key)",
+            "STOREGATE_SHARED_SECRET_FILE": secretFile.path,
+            "STOREGATE_MAX_BODY_BYTES": "65536",
+            "STOREGATE_PRODUCTS_FILE": products.path,
+            "STOREGATE_ACCOUNT_TOKEN_NAMESPACE": "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+            "STOREGATE_SQLITE_SYNCHRONOUS": "full",
+            "STOREGATE_POSTGRES_MAX_CONNECTIONS": "7",
+            "STOREGATE_LOG_LEVEL": "debug",
+            "STOREGATE_SHUTDOWN_GRACE_SECONDS": "5",
+        ])
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 9090)
+        #expect(configuration.database == .postgres(url: "postgres://storegate:pw@db.internal:5433/ledger"))
+        #expect("\(configuration.database)".contains("pw") == false)
+        #expect(configuration.apiKeys.names == ["backend", "ci", "ops"])
+        #expect(configuration.apiKeys.match("backend-secret-0123456789")?.permissions == [.receiptsVerify, .entitlementsRead])
+        #expect(configuration.apiKeys.match("ops-secret-0123456789abc")?.permissions == Set(Permission.allCases))
+        #expect(configuration.apps == [
+            .init(bundleId: "com.example.a", appVersions: ["41", "42"]),
+            .init(bundleId: "com.example.b", appAppleId: 123_456_789),
+        ])
+        #expect(configuration.environments == [.production])
+        #expect(configuration.encryption?.keyIDs == ["k2025"])
+        #expect(configuration.sharedSecret?.value == "shared-secret-value")
+        #expect(configuration.maxBodyBytes == 65536)
+        #expect(configuration.catalog.products["coins"]?.type == .consumable)
+        #expect(configuration.accountTokenPolicy == .nameBased(namespace: UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!))
+        #expect(configuration.sqliteSynchronous == .full)
+        #expect(configuration.postgresMaxConnections == 7)
+        #expect(configuration.logLevel == .debug)
+        #expect(configuration.shutdownGracePeriod == .seconds(5))
+        let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        #expect(!summary.contains("secret-0123456789"))
+        #expect(!summary.contains("shared-secret-value"))
+        #expect(!summary.contains(key))
+    }
+
+    /// A bad value per setting; the error must name the setting (or, for a Server API
+    /// credential given alone, the first missing one).
+    static let invalid: [(String, String)] = [
+        ("STOREGATE_PORT", "http"),
+        ("STOREGATE_PORT", "70000"),
+        ("STOREGATE_HOST", "local host"),
+        ("STOREGATE_DATABASE", "mysql://x"),
+        ("STOREGATE_DATABASE", "sqlite:"),
+        ("STOREGATE_DATABASE", "postgres://host-without-user/db"),
+        ("STOREGATE_API_KEYS", "short:abc"),
+        ("STOREGATE_API_KEYS", "no-secret-here"),
+        ("STOREGATE_API_KEYS", "a:same-secret-0123456789,b:same-secret-0123456789"),
+        ("STOREGATE_API_KEYS_FILE", "/nonexistent/storegate-keys"),
+        ("STOREGATE_BUNDLE_IDS", "com.example a"),
+        ("STOREGATE_APP_VERSIONS", "com.other=1"),
+        ("STOREGATE_APP_APPLE_IDS", "minus-one"),
+        ("STOREGATE_ENVIRONMENTS", "staging"),
+        ("STOREGATE_TRUST_DIR", "/nonexistent/storegate-trust"),
+        ("STOREGATE_LEDGER_KEYS", "k=not-base64!"),
+        ("STOREGATE_LEDGER_KEYS", "k=AAAA"),
+        ("STOREGATE_SHARED_SECRET_FILE", "/nonexistent/secret"),
+        ("STOREGATE_APPSTORE_KEY_ID", "ABC123"),
+        ("STOREGATE_MAX_BODY_BYTES", "12"),
+        ("STOREGATE_PRODUCTS_FILE", "/nonexistent/products.json"),
+        ("STOREGATE_ACCOUNT_TOKEN_NAMESPACE", "not-a-uuid"),
+        ("STOREGATE_SQLITE_SYNCHRONOUS", "off"),
+        ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
+        ("STOREGATE_LOG_LEVEL", "verbose"),
+        ("STOREGATE_SHUTDOWN_GRACE_SECONDS", "-1"),
+    ]
+
+    @Test("a bad value stops start-up with one line naming the setting and its flag", arguments: invalid)
+    func invalidSetting(_ setting: String, _ value: String) throws {
+        var environment = ["STOREGATE_BUNDLE_IDS": "com.example.app"]
+        environment[setting] = value
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(environment: environment)
+        }
+        let named = setting == "STOREGATE_APPSTORE_KEY_ID" ? "STOREGATE_APPSTORE_ISSUER_ID" : setting
+        #expect(error.setting == named)
+        #expect(error.description.hasPrefix("invalid configuration: \(named)"))
+        #expect(!error.description.contains("\n"))
+        if let flag = ServerConfiguration.Setting(rawValue: named)?.flag {
+            #expect(error.description.contains(flag))
+        }
+    }
+
+    @Test("secrets given inline have no flag; every other setting has one")
+    func flags() {
+        #expect(ServerConfiguration.Setting.apiKeys.flag == nil)
+        #expect(ServerConfiguration.Setting.ledgerKeys.flag == nil)
+        #expect(ServerConfiguration.Setting.sharedSecret.flag == nil)
+        #expect(ServerConfiguration.Setting.port.flag == "--port")
+        #expect(ServerConfiguration.Setting.trustDirectory.flag == "--trust-dir")
+        #expect(ServerConfiguration.Setting.appStorePrivateKeyFile.flag == "--appstore-private-key-file")
+    }
+
+    @Test("a secret is never part of a configuration error")
+    func secretsStayOutOfErrors() throws {
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREGATE_API_KEYS": "a:has space-in-it-0123456789"])
+        }
+        #expect(!error.description.contains("in-it-0123456789"))
+    }
+
+    @Test("an unknown permission in the key file names the line")
+    func keyFilePermission() throws {
+        var keys = APIKeyStore()
+        let error = try #require(throws: ConfigurationError.self) {
+            try keys.add(fileContents: "\n# comment\nbackend backend-secret-0123456789 receipts.write\n")
+        }
+        #expect(error.setting == "STOREGATE_API_KEYS_FILE")
+        #expect(error.reason.contains("line 3"))
+    }
+
+    @Test("keys match only their own secret, whatever the other keys")
+    func keyMatching() throws {
+        var keys = APIKeyStore()
+        try keys.add(name: "a", secret: "secret-aaaaaaaaaaaaaaaa")
+        try keys.add(name: "b", secret: "secret-bbbbbbbbbbbbbbbb", permissions: [.entitlementsRead])
+        #expect(keys.match("secret-aaaaaaaaaaaaaaaa")?.name == "a")
+        #expect(keys.match("secret-bbbbbbbbbbbbbbbb")?.name == "b")
+        #expect(keys.match("secret-bbbbbbbbbbbbbbb") == nil)
+        #expect(keys.match("") == nil)
+        #expect(APIKeyStore().match("secret-aaaaaaaaaaaaaaaa") == nil)
+    }
+
+    @Test("without keys, serve creates a 0600 key file once and reads it again")
+    func developmentKeyFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-devkeys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let database = ServerConfiguration.Database.sqlite(path: directory.appendingPathComponent("ledger.sqlite").path)
+        let first = try DevelopmentKeyFile.loadOrCreate(for: database)
+        #expect(first.created)
+        #expect(first.keys.names == ["default"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: first.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let second = try DevelopmentKeyFile.loadOrCreate(for: database)
+        #expect(!second.created)
+        #expect(second.path == first.path)
+        let text = try String(contentsOfFile: first.path, encoding: .utf8)
+        let secret = try #require(text.split(separator: "\n").first { !$0.hasPrefix("#") }?.split(separator: " ").last)
+        #expect(second.keys.match(secret)?.name == "default")
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ServiceLifecycle
+import StoreGateCore
+import StoreGateLedger
+import StoreGateTestSupport
+import Synchronization
+import Testing
+
+@testable import StoreGateServer
+
+@Suite("The service on 127.0.0.1, port 0, with a SQLite ledger")
+struct LiveStoryTests {
+    @Test("receipt recorded, entitlement visible, consumable consumed, REFUND revokes, a second delivery changes nothing, /verifyReceipt answers like Apple")
+    func fullStory() async throws {
+        let configuration = try TestData.configuration()
+        let ledger = try TestData.sqliteLedger(configuration: configuration)
+        let (app, _) = TestData.application(configuration, ledger: ledger)
+        let receipt = try TestData.receipt(transactionPrefix: "71000000")
+        let refund = try TestData.refund(transactionId: "7100000000000002")
+        try await app.test(.live) { client in
+            #expect(client.port != nil && client.port != 0)
+
+            // A minted receipt is verified and recorded.
+            let verified = try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "zoe"))
+            #expect(verified.status == .ok)
+            #expect(member(try verified.json, "recorded", "newTransactionIds") as? [String] == ["7100000000000001", "7100000000000002"])
+
+            // Its entitlements are visible.
+            let before = try await client.send(.get, "/v1/accounts/zoe/entitlements", key: TestData.readerKey)
+            #expect(member(try before.json, "entitledProductIds") as? [String] == [TestData.coins, TestData.pro])
+
+            // A consumable is consumed.
+            let consumed = try await client.send(
+                .post, "/v1/accounts/zoe/consumables/\(TestData.coins)/consume", key: TestData.fullKey,
+                body: try TestData.json(["quantity": 3, "idempotencyKey": "story-1"])
+            )
+            #expect(consumed.status == .ok)
+            #expect(try consumed.json["remaining"] as? Int == 2)
+
+            // A REFUND notification revokes the non-consumable.
+            let first = try await client.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": refund]))
+            #expect(first.status == .ok)
+            #expect(try first.json["isDuplicate"] as? Bool == false)
+            let afterRefund = try await client.send(.get, "/v1/accounts/zoe/entitlements", key: TestData.readerKey)
+            let refunded = try afterRefund.json
+            #expect(member(refunded, "entitledProductIds") as? [String] == [TestData.coins])
+            #expect(product(refunded, "nonConsumables", TestData.pro)?["isEntitled"] as? Bool == false)
+            let transactions = product(refunded, "nonConsumables", TestData.pro)?["transactions"] as? [[String: Any]]
+            #expect(transactions?.first?["isRevoked"] as? Bool == true)
+
+            // The same notification again changes nothing.
+            let second = try await client.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": refund]))
+            #expect(second.status == .ok)
+            #expect(try second.json["isDuplicate"] as? Bool == true)
+            let afterDuplicate = try await client.send(.get, "/v1/accounts/zoe/entitlements", key: TestData.readerKey)
+            var a = try afterRefund.json
+            var b = try afterDuplicate.json
+            a["asOf"] = nil
+            b["asOf"] = nil
+            #expect(NSDictionary(dictionary: a) == NSDictionary(dictionary: b))
+
+            // /verifyReceipt answers Apple's real receipt with Apple's in-app entries.
+            if let der = Fixtures.bytes("receipts/revenuecat-ios-sandbox-2020-sha1-9iap.der"),
+               let apple = Fixtures.bytes("verifyreceipt/revenuecat-verifyreceipt-sandbox-2020.json") {
+                let response = try await client.send(.post, "/verifyReceipt", key: TestData.fullKey, body: try TestData.json(["receipt-data": Base64.encode(der)]))
+                try LegacyVerifyReceiptTests.expectSameInApp(response, appleReply: apple)
+            } else {
+                print("LiveStoryTests: \(Fixtures.missingMessage)")
+            }
+        }
+        // The application closed the ledger when it shut down.
+        await #expect(throws: LedgerError(.closed, reason: "")) {
+            _ = try await ledger.entitlements(for: try AccountID("zoe"), at: Date())
+        }
+    }
+
+    @Test("on graceful shutdown the request in flight completes, new connections are refused, then the ledger closes")
+    func gracefulShutdown() async throws {
+        let configuration = try TestData.configuration()
+        let slow = SlowLedger(base: InMemoryLedger(configuration: LedgerConfiguration(catalog: configuration.catalog)), delay: .milliseconds(600))
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "storegate.tests")
+        logger.logLevel = .critical
+        let app = buildApplication(configuration: configuration, ledger: slow, logger: logger) { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let body = String(buffer: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "72000000"), account: "yan"))
+        let request = "POST /v1/receipts/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(TestData.fullKey)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let inFlight = Task { try await RawHTTP.onThread { try RawHTTP.exchange(port: port, request: request) } }
+        try await slow.waitUntilRecording()
+        await group.triggerGracefulShutdown()
+        let reply = try await inFlight.value
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply.prefix(120))")
+        try await running.value
+        #expect(slow.events == ["record-start", "record-end", "close"])
+        #expect(throws: TestFailure.self) {
+            _ = try RawHTTP.exchange(port: port, request: "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        }
+    }
+}
+
+/// A ledger whose recordings take a while, logging the order of recordings and closing.
+final class SlowLedger: Ledger {
+    let base: InMemoryLedger
+    let delay: Duration
+    private let log = Mutex<[String]>([])
+
+    init(base: InMemoryLedger, delay: Duration) {
+        self.base = base
+        self.delay = delay
+    }
+
+    var events: [String] { log.withLock { $0 } }
+    var backend: String { base.backend }
+    var configuration: LedgerConfiguration { base.configuration }
+
+    /// Returns once a recording has started.
+    func waitUntilRecording() async throws {
+        for _ in 0..<500 {
+            if events.contains("record-start") { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestFailure("no recording started")
+    }
+
+    func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
+        log.withLock { $0.append("record-start") }
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            throw LedgerError(.storage, reason: "cancelled")
+        }
+        let outcome = try await base.record(proof, for: account)
+        log.withLock { $0.append("record-end") }
+        return outcome
+    }
+
+    func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome { try await base.apply(notification) }
+    func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements { try await base.entitlements(for: account, at: date) }
+    func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance { try await base.balance(of: productId, for: account) }
+    func consume(_ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date) async throws(LedgerError) -> ConsumptionReceipt {
+        try await base.consume(productId, quantity: quantity, idempotencyKey: idempotencyKey, for: account, at: date)
+    }
+    func transaction(_ transactionId: String, in environment: StoreGateCore.Environment) async throws(LedgerError) -> RecordedTransaction? {
+        try await base.transaction(transactionId, in: environment)
+    }
+    func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? { try await base.storedProof(digest) }
+    func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport { try await base.checkIntegrity() }
+    func close() async {
+        log.withLock { $0.append("close") }
+        await base.close()
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import StoreGateCore
+import StoreGateTestSupport
+import Testing
+
+@testable import StoreGateServer
+
+/// The Python tools that validate the document and the replies (openapi-spec-validator,
+/// jsonschema). Where they are missing the tests that need them are skipped — unless
+/// `STOREGATE_REQUIRE_OPENAPI_TOOLS` is set (CI sets it), where they run and fail.
+enum OpenAPITools {
+    static let script = Fixtures.packageRoot.appendingPathComponent("Scripts/openapi_check.py").path
+    static let specification = Fixtures.packageRoot.appendingPathComponent("Sources/StoreGateServer/Resources/openapi.yaml").path
+
+    static let isRequired = ProcessInfo.processInfo.environment["STOREGATE_REQUIRE_OPENAPI_TOOLS"].map { !$0.isEmpty && $0 != "0" } ?? false
+
+    static let isAvailable: Bool = {
+        (try? run(["python3", "-c", "import yaml, jsonschema, referencing, openapi_spec_validator"]).status) == 0
+    }()
+
+    static let shouldRun = isAvailable || isRequired
+
+    static let skipMessage = "python3 with openapi-spec-validator and jsonschema is not installed (pip install openapi-spec-validator): skipping; set STOREGATE_REQUIRE_OPENAPI_TOOLS=1 to make this a failure"
+
+    /// Runs a command, returning its exit status and output.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
+
+/// Replies recorded for the OpenAPI check: method, path template, status, content type, body.
+/// `@unchecked Sendable`: the JSON values are only touched under the lock.
+final class ExchangeRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var exchanges: [[String: Any]] = []
+
+    func record(_ method: HTTPRequest.Method, _ template: String, _ response: TestResponse) {
+        let entry: [String: Any] = [
+            "method": method.rawValue,
+            "path": template,
+            "status": response.status.code,
+            "contentType": response.headers[.contentType] ?? "",
+            "body": response.text,
+        ]
+        lock.withLock { exchanges.append(entry) }
+    }
+
+    var count: Int { lock.withLock { exchanges.count } }
+
+    func write(to url: URL) throws {
+        let data = try lock.withLock { try JSONSerialization.data(withJSONObject: exchanges, options: [.prettyPrinted]) }
+        try data.write(to: url)
+    }
+}
+
+@Suite("The OpenAPI document")
+struct OpenAPITests {
+    /// Every route the application registers, as (method, template).
+    static let routes: [(String, String)] = [
+        ("post", "/v1/receipts/verify"),
+        ("post", "/v1/transactions/verify"),
+        ("post", "/v1/notifications/apple"),
+        ("get", "/v1/accounts/{account}/entitlements"),
+        ("post", "/v1/accounts/{account}/consumables/{productId}/consume"),
+        ("post", "/verifyReceipt"),
+        ("get", "/verifyReceipt"),
+        ("get", "/healthz"),
+        ("get", "/readyz"),
+        ("get", "/metrics"),
+        ("get", "/openapi.yaml"),
+    ]
+
+    @Test("documents every route the application serves", arguments: routes)
+    func documentsEveryRoute(_ method: String, _ path: String) throws {
+        let document = String(decoding: try #require(OpenAPIDocument.load()), as: UTF8.self)
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "  \(path):"), "path \(path) is not documented")
+        let operations = lines[(start + 1)...].prefix { $0.hasPrefix("    ") || $0.isEmpty }
+        #expect(operations.contains("    \(method):"), "\(method) \(path) is not documented")
+    }
+
+    @Test("is a valid OpenAPI 3.1 document", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
+    func valid() throws {
+        try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
+        let result = try OpenAPITools.run(["python3", OpenAPITools.script, OpenAPITools.specification])
+        #expect(result.status == 0, Comment(rawValue: result.output))
+    }
+
+    @Test("the live server's replies match it, for every endpoint and error", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
+    func repliesMatch() async throws {
+        try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
+        var configuration = try TestData.configuration()
+        configuration.maxBodyBytes = 64 << 10
+        let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
+        let recorder = ExchangeRecorder()
+        let receipt = try TestData.receipt(transactionPrefix: "81000000")
+        let renewal = try TestData.jwsMinter.mint(json: JWSPayloads.renewalInfo(signedDate: Date(), originalTransactionId: "8100000000000010", productId: TestData.monthly))
+        let signed = try TestData.signedTransaction(transactionId: "8100000000000010")
+        let refund = try TestData.refund(transactionId: "8100000000000002")
+        let fixture = Fixtures.bytes("receipts/revenuecat-ios-sandbox-2020-sha1-9iap.der")
+
+        try await app.test(.live) { client in
+            func call(_ method: HTTPRequest.Method, _ uri: String, _ template: String, key: String? = TestData.fullKey, body: ByteBuffer? = nil) async throws {
+                let response = try await client.send(method, uri, key: key, body: body)
+                recorder.record(method, template, response)
+            }
+            let receipts = "/v1/receipts/verify"
+            try await call(.post, receipts, receipts, body: try TestData.verifyBody(receipt, account: "oa"))
+            try await call(.post, receipts, receipts, body: try TestData.verifyBody(receipt, account: "oa"))
+            try await call(.post, receipts, receipts, body: try TestData.verifyBody(receipt, account: "other"))
+            try await call(.post, receipts, receipts, body: try TestData.verifyBody(Array("junk".utf8), account: "oa"))
+            try await call(.post, receipts, receipts, body: ByteBuffer(string: "{"))
+            try await call(.post, receipts, receipts, key: nil, body: ByteBuffer(string: "{}"))
+            try await call(.post, receipts, receipts, key: TestData.readerKey, body: ByteBuffer(string: "{}"))
+            try await call(.post, receipts, receipts, body: ByteBuffer(string: String(repeating: " ", count: 70_000)))
+
+            let transactions = "/v1/transactions/verify"
+            try await call(.post, transactions, transactions, body: try TestData.json(["signedTransaction": signed, "signedRenewalInfo": renewal, "account": "oa"]))
+            try await call(.post, transactions, transactions, body: try TestData.json(["signedTransaction": "x.y.z", "account": "oa"]))
+            try await call(.post, transactions, transactions, body: try TestData.json(["signedTransaction": signed]))
+
+            let notifications = "/v1/notifications/apple"
+            try await call(.post, notifications, notifications, key: nil, body: try TestData.json(["signedPayload": refund]))
+            try await call(.post, notifications, notifications, key: nil, body: try TestData.json(["signedPayload": refund]))
+            try await call(.post, notifications, notifications, key: nil, body: try TestData.json(["signedPayload": "a.b.c"]))
+            try await call(.post, notifications, notifications, key: nil, body: try TestData.json([:]))
+
+            let entitlements = "/v1/accounts/{account}/entitlements"
+            try await call(.get, "/v1/accounts/oa/entitlements", entitlements)
+            try await call(.get, "/v1/accounts/nobody/entitlements", entitlements, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/%01/entitlements", entitlements)
+            try await call(.get, "/v1/accounts/oa/entitlements", entitlements, key: nil)
+
+            let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
+            let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"
+            try await call(.post, coins, consume, body: try TestData.json(["quantity": 2, "idempotencyKey": "oa-1"]))
+            try await call(.post, coins, consume, body: try TestData.json(["quantity": 2, "idempotencyKey": "oa-1"]))
+            try await call(.post, coins, consume, body: try TestData.json(["quantity": 99, "idempotencyKey": "oa-2"]))
+            try await call(.post, coins, consume, body: try TestData.json(["quantity": 0, "idempotencyKey": "oa-3"]))
+            try await call(.post, coins, consume, key: TestData.readerKey, body: try TestData.json(["idempotencyKey": "oa-4"]))
+
+            try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
+            try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))
+            try await call(.post, "/verifyReceipt", "/verifyReceipt", key: nil, body: try TestData.json(["receipt-data": "***"]))
+            if let fixture {
+                try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(fixture), "exclude-old-transactions": true]))
+            }
+            try await call(.get, "/verifyReceipt", "/verifyReceipt", key: nil)
+
+            for path in ["/healthz", "/readyz", "/metrics", "/openapi.yaml"] {
+                try await call(.get, path, path, key: nil)
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-exchanges-\(UUID().uuidString).json")
+        try recorder.write(to: file)
+        let result = try OpenAPITools.run(["python3", OpenAPITools.script, OpenAPITools.specification, file.path])
+        #expect(result.status == 0, Comment(rawValue: result.output))
+        #expect(result.output.contains("checked \(recorder.count) replies"), Comment(rawValue: result.output))
+    }
+}
