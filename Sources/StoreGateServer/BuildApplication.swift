@@ -48,9 +48,22 @@ public func buildApplication(
         openAPIDocument: OpenAPIDocument.load(),
         logger: logger
     )
+    // Every route, for 405 with Allow when a path exists and its method does not.
+    let routeTable = RouteTable([
+        ("/v1/receipts/verify", [.post]),
+        ("/v1/transactions/verify", [.post]),
+        ("/v1/notifications/apple", [.post]),
+        ("/v1/accounts/:account/entitlements", [.get, .head]),
+        ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
+        ("/verifyReceipt", [.get, .head, .post]),
+        ("/healthz", [.get, .head]),
+        ("/readyz", [.get, .head]),
+        ("/metrics", [.get, .head]),
+        ("/openapi.yaml", [.get, .head]),
+    ])
     let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
     router.add(middleware: MetricsMiddleware(metrics: metrics))
-    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes))
+    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: routeTable))
 
     func keyed(_ permission: Permission) -> RouterGroup<StoreGateRequestContext> {
         router.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys, permission: permission))
@@ -65,38 +78,7 @@ public func buildApplication(
     router.get("/readyz", use: endpoints.ready)
     router.get("/metrics", use: endpoints.metricsExposition)
     router.get("/openapi.yaml", use: endpoints.openAPI)
-
-    // Other methods on a known path: 405 with Allow.
-    let routes: [(path: RouterPath, methods: [HTTPRequest.Method])] = [
-        ("/v1/receipts/verify", [.post]),
-        ("/v1/transactions/verify", [.post]),
-        ("/v1/notifications/apple", [.post]),
-        ("/v1/accounts/:account/entitlements", [.get, .head]),
-        ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
-        ("/healthz", [.get, .head]),
-        ("/readyz", [.get, .head]),
-        ("/metrics", [.get, .head]),
-        ("/openapi.yaml", [.get, .head]),
-    ]
-    let everyMethod: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace]
-    for route in routes {
-        let allow = route.methods.map(\.rawValue).joined(separator: ", ")
-        for method in everyMethod where !route.methods.contains(method) {
-            router.on(route.path, method: method) { _, _ -> Response in
-                var error = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts \(allow)")
-                error.headers[.allow] = allow
-                throw error
-            }
-        }
-    }
     router.get("/verifyReceipt", use: endpoints.verifyReceiptWrongMethod)
-    for method in everyMethod where ![.get, .head, .post].contains(method) {
-        router.on("/verifyReceipt", method: method) { _, _ -> Response in
-            var error = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts POST (GET answers Apple's status 21000)")
-            error.headers[.allow] = "GET, HEAD, POST"
-            throw error
-        }
-    }
 
     var app = Application(
         router: router,

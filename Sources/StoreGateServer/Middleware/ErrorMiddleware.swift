@@ -4,9 +4,11 @@ import NIOCore
 
 /// Turns every failure into the service's JSON error shape: an ``APIError`` becomes its reply,
 /// Hummingbird's own errors (404 and the like) get a `code` and a `message`, an oversized body
-/// gets 413, and anything else gets a bare 500 whose details go to the log, never the reply.
+/// gets 413, a known path with an unknown method gets 405 with `Allow`, and anything else gets
+/// a bare 500 whose details go to the log, never the reply.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let bodyLimit: Int
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -17,7 +19,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIError.bodyTooLarge(bodyLimit).response()
         } catch let error as HTTPError {
             switch error.status {
-            case .notFound: return APIError.notFound.response()
+            case .notFound:
+                if let allowed = routes.allowedMethods(forPath: request.uri.path) {
+                    let allow = allowed.map(\.rawValue).joined(separator: ", ")
+                    var reply = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts \(allow)")
+                    reply.headers[.allow] = allow
+                    return reply.response()
+                }
+                return APIError.notFound.response()
             case .contentTooLarge: return APIError.bodyTooLarge(bodyLimit).response()
             default:
                 let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
