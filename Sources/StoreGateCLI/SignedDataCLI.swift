@@ -40,8 +40,14 @@ enum SignedDataCLI {
         let decoded = try UnverifiedSignedData(compact, kind: kind)
         var certificates: [Inspection.CertificateInfo] = []
         for string in decoded.jws.header.certificateChain {
-            guard let der = Base64.decode(string, mode: .standard), let candidate = try? CandidateCertificate(der: der) else {
-                throw CLIError("x5c holds a certificate that is not base64 DER")
+            guard let der = Base64.decode(string, mode: .standard) else {
+                throw CLIError("x5c holds a certificate that is not standard base64")
+            }
+            let candidate: CandidateCertificate
+            do {
+                candidate = try CandidateCertificate(der: der)
+            } catch {
+                throw CLIError("x5c holds a certificate that is not DER X.509: \(error.reason)")
             }
             let certificate = candidate.certificate
             certificates.append(.init(
@@ -126,6 +132,8 @@ enum SignedDataCLI {
         var payload: UnverifiedSignedData.Payload?
         var nested: [String: VerdictJSON.Nested] = [:]
         var bundleId: String?
+        /// A notification's verified nested transaction.
+        var nestedTransaction: JWSTransactionDecodedPayload?
         var failure: SignedDataError?
     }
 
@@ -144,7 +152,7 @@ enum SignedDataCLI {
         )
         var outcome = await run(verifier, bytes, as: kind)
         if outcome.failure == nil {
-            outcome.failure = checkPurchase(outcome.payload, options: options)
+            outcome.failure = checkPurchase(outcome.payload, nestedTransaction: outcome.nestedTransaction, options: options)
         }
         let steps = steps(for: outcome, bytes: bytes, kind: kind)
         if options.json {
@@ -184,12 +192,13 @@ enum SignedDataCLI {
             default: throw CLIError("--kind: '\(name)' is not transaction, renewal-info, app-transaction or notification")
             }
         }
-        // Detection reads the unverified payload; a JWS too broken to decode is left to the
-        // verifier, which names what is wrong.
-        if let decoded = try? UnverifiedSignedData(bytes: bytes) {
-            return decoded.kind
+        // Detection reads the unverified payload. A JWS too broken to decode is not refused
+        // here: the verifier refuses it and its report names the step and field at fault.
+        do {
+            return try UnverifiedSignedData(bytes: bytes).kind
+        } catch {
+            return .signedTransaction
         }
-        return .signedTransaction
     }
 
     static func run(_ verifier: SignedDataVerifier, _ bytes: [UInt8], as kind: ProofKind) async -> Outcome {
@@ -207,6 +216,7 @@ enum SignedDataCLI {
                 let verified = try await verifier.verifyNotification(bytes: bytes)
                 (outcome.details, outcome.payload) = (verified.details, .notification(verified.payload))
                 outcome.bundleId = verified.payload.subject.bundleId
+                outcome.nestedTransaction = verified.transaction?.payload
                 if let nested = verified.transaction {
                     outcome.nested["signedTransactionInfo"] = .init(
                         environment: nested.environment.rawValue, signing_time: nested.details.signingTime,
@@ -234,7 +244,11 @@ enum SignedDataCLI {
     }
 
     /// `--product-id` and `--transaction-id` against the (nested) transaction.
-    static func checkPurchase(_ payload: UnverifiedSignedData.Payload?, options: VerifyOptions) -> SignedDataError? {
+    static func checkPurchase(
+        _ payload: UnverifiedSignedData.Payload?,
+        nestedTransaction: JWSTransactionDecodedPayload?,
+        options: VerifyOptions
+    ) -> SignedDataError? {
         guard options.productId != nil || options.transactionId != nil else { return nil }
         var productIds: [String?] = []
         var transactionId: String?
@@ -244,9 +258,8 @@ enum SignedDataCLI {
             transactionId = transaction.transactionId
         case .renewalInfo(let renewal)?:
             productIds = [renewal.productId, renewal.autoRenewProductId]
-        case .notification(let notification)?:
-            if let signed = notification.data?.signedTransactionInfo, let nested = try? UnverifiedSignedData(signed, kind: .signedTransaction),
-               case .transaction(let transaction) = nested.payload {
+        case .notification?:
+            if let transaction = nestedTransaction {
                 productIds = [transaction.productId]
                 transactionId = transaction.transactionId
             }
@@ -278,8 +291,13 @@ enum SignedDataCLI {
                 case .input:
                     return Step(step: step, status: .passed, detail: "\(bytes.count) bytes")
                 case .structure:
-                    let header = try? CompactJWS(bytes: bytes).header
-                    return Step(step: step, status: .passed, detail: header.map { "alg \($0.algorithm), x5c of \($0.certificateChain.count)" } ?? "")
+                    // The structure passed, so the header reads again.
+                    do {
+                        let header = try CompactJWS(bytes: bytes).header
+                        return Step(step: step, status: .passed, detail: "alg \(header.algorithm), x5c of \(header.certificateChain.count)")
+                    } catch {
+                        return Step(step: step, status: .passed, detail: "")
+                    }
                 default:
                     return Step(step: step, status: .passed, detail: "")
                 }
