@@ -58,7 +58,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 
     /// The wire form (`ErrorReply`).
-    struct Body: Encodable {
+    struct Body: JSONWritable {
         let code: String
         let message: String
         let field: String?
@@ -73,6 +73,17 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
             step = error.step
             available = error.available
             retryable = error.isRetryable
+        }
+
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.member("code", code)
+                json.member("message", message)
+                json.member("field", field)
+                json.member("step", step)
+                json.member("available", available)
+                json.member("retryable", retryable)
+            }
         }
     }
 }

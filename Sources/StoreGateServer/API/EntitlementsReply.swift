@@ -6,7 +6,7 @@ import StoreGateLedger
 ///
 /// A stable mapping of the ledger's model: the service's JSON does not change when the
 /// ledger's Swift types do.
-struct EntitlementsReply: Encodable {
+struct EntitlementsReply: JSONWritable {
     let account: String
     /// When the time-dependent states were computed.
     let asOf: Date
@@ -38,7 +38,7 @@ struct EntitlementsReply: Encodable {
 }
 
 /// One non-subscription product (`ProductEntitlement`).
-struct ProductReply: Encodable {
+struct ProductReply: JSONWritable {
     let productId: String
     let productType: String
     let isEntitled: Bool
@@ -57,7 +57,7 @@ struct ProductReply: Encodable {
 }
 
 /// A consumable's balance (`ConsumableBalance`).
-struct BalanceReply: Encodable {
+struct BalanceReply: JSONWritable {
     let purchased: Int
     let refunded: Int
     let consumed: Int
@@ -74,7 +74,7 @@ struct BalanceReply: Encodable {
 }
 
 /// One auto-renewable subscription group (`SubscriptionStatus`).
-struct SubscriptionReply: Encodable {
+struct SubscriptionReply: JSONWritable {
     let subscriptionGroup: String
     let state: String
     let isEntitled: Bool
@@ -111,7 +111,7 @@ struct SubscriptionReply: Encodable {
 }
 
 /// One recorded transaction (`RecordedTransaction`); the owning account is the one asked about.
-struct TransactionReply: Encodable {
+struct TransactionReply: JSONWritable {
     let environment: String
     let transactionId: String
     let originalTransactionId: String
@@ -152,7 +152,7 @@ struct TransactionReply: Encodable {
 }
 
 /// A notification the ledger took (`NotificationSummary` of the ledger).
-struct NotificationSummaryReply: Encodable {
+struct NotificationSummaryReply: JSONWritable {
     let notificationUUID: String
     let notificationType: String
     let subtype: String?
@@ -171,7 +171,7 @@ struct NotificationSummaryReply: Encodable {
 }
 
 /// What recording a proof changed (`RecordOutcome`).
-struct RecordedReply: Encodable {
+struct RecordedReply: JSONWritable {
     let newTransactionIds: [String]
     let updatedTransactionIds: [String]
     let unchangedTransactionIds: [String]
@@ -182,5 +182,117 @@ struct RecordedReply: Encodable {
         updatedTransactionIds = outcome.updatedTransactionIds
         unchangedTransactionIds = outcome.unchangedTransactionIds
         isDuplicate = outcome.isDuplicate
+    }
+}
+
+// MARK: JSON
+
+extension EntitlementsReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("account", account)
+            json.member("asOf", asOf)
+            json.member("entitledProductIds", entitledProductIds)
+            json.member("nonConsumables", nonConsumables)
+            json.member("nonRenewingSubscriptions", nonRenewingSubscriptions)
+            json.member("consumables", consumables)
+            json.member("subscriptions", subscriptions)
+            json.member("otherProducts", otherProducts)
+        }
+    }
+}
+
+extension ProductReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("productId", productId)
+            json.member("productType", productType)
+            json.member("isEntitled", isEntitled)
+            json.member("balance", balance)
+            json.member("transactions", transactions)
+            json.member("notifications", notifications)
+        }
+    }
+}
+
+extension BalanceReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("purchased", purchased)
+            json.member("refunded", refunded)
+            json.member("consumed", consumed)
+            json.member("available", available)
+            json.member("refundDebt", refundDebt)
+        }
+    }
+}
+
+extension SubscriptionReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("subscriptionGroup", subscriptionGroup)
+            json.member("state", state)
+            json.member("isEntitled", isEntitled)
+            json.member("productId", productId)
+            json.member("environment", environment)
+            json.member("originalTransactionId", originalTransactionId)
+            json.member("decidingTransactionId", decidingTransactionId)
+            json.member("expiresDate", expiresDate)
+            json.member("willAutoRenew", willAutoRenew)
+            json.member("autoRenewProductId", autoRenewProductId)
+            json.member("isInBillingRetryPeriod", isInBillingRetryPeriod)
+            json.member("gracePeriodExpiresDate", gracePeriodExpiresDate)
+            json.member("expirationIntent", expirationIntent)
+            json.member("transactions", transactions)
+            json.member("notifications", notifications)
+        }
+    }
+}
+
+extension TransactionReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("environment", environment)
+            json.member("transactionId", transactionId)
+            json.member("originalTransactionId", originalTransactionId)
+            json.member("productId", productId)
+            json.member("productType", productType)
+            json.member("subscriptionGroup", subscriptionGroup)
+            json.member("quantity", quantity)
+            json.member("purchaseDate", purchaseDate)
+            json.member("originalPurchaseDate", originalPurchaseDate)
+            json.member("expiresDate", expiresDate)
+            json.member("revocationDate", revocationDate)
+            json.member("revocationReason", revocationReason)
+            json.member("isRevoked", isRevoked)
+            json.member("isUpgraded", isUpgraded)
+            json.member("webOrderLineItemId", webOrderLineItemId)
+            json.member("source", source)
+            json.member("observedAt", observedAt)
+        }
+    }
+}
+
+extension NotificationSummaryReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("notificationUUID", notificationUUID)
+            json.member("notificationType", notificationType)
+            json.member("subtype", subtype)
+            json.member("signedDate", signedDate)
+            json.member("environment", environment)
+            json.member("transactionId", transactionId)
+        }
+    }
+}
+
+extension RecordedReply {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("newTransactionIds", newTransactionIds)
+            json.member("updatedTransactionIds", updatedTransactionIds)
+            json.member("unchangedTransactionIds", unchangedTransactionIds)
+            json.member("isDuplicate", isDuplicate)
+        }
     }
 }

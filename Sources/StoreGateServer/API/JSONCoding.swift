@@ -3,29 +3,36 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// JSON replies: one shared encoder, RFC 3339 dates with milliseconds, `application/json`.
+/// JSON replies, written by ``JSONWriter``; `application/json`.
 enum JSONReply {
+    /// Encodes Apple's payload types (which define their own `Encodable` shape).
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(RFC3339.string(date))
-        }
         return encoder
     }()
 
     /// A reply with `value` as its JSON body.
-    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let data: Data
+    static func response(_ value: some JSONWritable, status: HTTPResponse.Status = .ok) -> Response {
+        let bytes = JSONWriter.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// `value` encoded by `JSONEncoder`, for splicing into a reply; `null` when it cannot be
+    /// encoded (only non-finite numbers fail, and Apple's payloads hold none).
+    static func encoded(_ value: some Encodable) -> [UInt8] {
         do {
-            data = try encoder.encode(value)
+            return Array(try encoder.encode(value))
         } catch {
-            // Only non-finite numbers fail to encode, and replies hold none.
-            data = Data(#"{"code":"internal_error","message":"the reply could not be encoded"}"#.utf8)
-            return Response(status: .internalServerError, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            return Array("null".utf8)
         }
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// `{"status": "ok"}`.
+struct HealthReply: JSONWritable {
+    func write(to json: inout JSONWriter) {
+        json.object { $0.member("status", "ok") }
     }
 }
 

@@ -22,7 +22,7 @@ struct ConsumeRequest: Decodable {
 }
 
 /// The reply of a consumption (`ConsumeReply`).
-struct ConsumeReply: Encodable {
+struct ConsumeReply: JSONWritable {
     let account: String
     let productId: String
     let quantity: Int
@@ -39,6 +39,18 @@ struct ConsumeReply: Encodable {
         consumedAt = receipt.consumedAt
         remaining = receipt.remaining
         isReplay = receipt.isReplay
+    }
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("account", account)
+            json.member("productId", productId)
+            json.member("quantity", quantity)
+            json.member("idempotencyKey", idempotencyKey)
+            json.member("consumedAt", consumedAt)
+            json.member("remaining", remaining)
+            json.member("isReplay", isReplay)
+        }
     }
 }
 

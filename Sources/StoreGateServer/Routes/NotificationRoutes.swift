@@ -13,7 +13,7 @@ struct NotificationRequest: Decodable {
 }
 
 /// The reply of `POST /v1/notifications/apple` (`NotificationReply`).
-struct NotificationReply: Encodable {
+struct NotificationReply: JSONWritable {
     let status = "stored"
     let notificationUUID: String
     let notificationType: String
@@ -22,6 +22,18 @@ struct NotificationReply: Encodable {
     /// The notification had been stored before; nothing changed.
     let isDuplicate: Bool
     let transactionId: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("status", status)
+            json.member("notificationUUID", notificationUUID)
+            json.member("notificationType", notificationType)
+            json.member("subtype", subtype)
+            json.member("environment", environment)
+            json.member("isDuplicate", isDuplicate)
+            json.member("transactionId", transactionId)
+        }
+    }
 }
 
 extension Endpoints {

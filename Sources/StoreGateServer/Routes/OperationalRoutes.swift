@@ -6,13 +6,13 @@ import StoreGateCore
 import StoreGateLedger
 
 /// `GET /readyz` (`ReadyReply`).
-struct ReadyReply: Encodable {
-    struct Database: Encodable {
+struct ReadyReply: JSONWritable {
+    struct Database {
         let status: String
         let backend: String
     }
 
-    struct TrustAnchors: Encodable {
+    struct TrustAnchors {
         let status: String
         /// Apple roots pinned by fingerprint in the code (always 2).
         let pinnedAppleRoots: Int
@@ -22,19 +22,40 @@ struct ReadyReply: Encodable {
         let optInAnchors: Int
     }
 
-    struct Checks: Encodable {
+    struct Checks {
         let database: Database
         let trustAnchors: TrustAnchors
     }
 
     let status: String
     let checks: Checks
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("status", status)
+            json.key("checks")
+            json.object { json in
+                json.key("database")
+                json.object { json in
+                    json.member("status", checks.database.status)
+                    json.member("backend", checks.database.backend)
+                }
+                json.key("trustAnchors")
+                json.object { json in
+                    json.member("status", checks.trustAnchors.status)
+                    json.member("pinnedAppleRoots", checks.trustAnchors.pinnedAppleRoots)
+                    json.member("appleRootFiles", checks.trustAnchors.appleRootFiles)
+                    json.member("optInAnchors", checks.trustAnchors.optInAnchors)
+                }
+            }
+        }
+    }
 }
 
 extension Endpoints {
     /// Liveness: the process answers.
     @Sendable func health(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        JSONReply.response(["status": "ok"])
+        JSONReply.response(HealthReply())
     }
 
     /// Readiness: the database answers a query and the trust anchors are loaded.

@@ -45,7 +45,7 @@ struct ReceiptVerifyRequest: Decodable {
 }
 
 /// The reply of `POST /v1/receipts/verify` (`ReceiptVerifyReply`).
-struct ReceiptVerifyReply: Encodable {
+struct ReceiptVerifyReply: JSONWritable {
     let verdict = "valid"
     let kind = ProofKind.appReceipt.rawValue
     let environment: String
@@ -56,6 +56,20 @@ struct ReceiptVerifyReply: Encodable {
     let checks: [ExpectationCheck]
     let recorded: RecordedReply
     let entitlements: EntitlementsReply
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("verdict", verdict)
+            json.member("kind", kind)
+            json.member("environment", environment)
+            json.member("bundleId", bundleId)
+            json.member("account", account)
+            json.member("receipt", receipt)
+            json.member("checks", checks)
+            json.member("recorded", recorded)
+            json.member("entitlements", entitlements)
+        }
+    }
 }
 
 extension Endpoints {

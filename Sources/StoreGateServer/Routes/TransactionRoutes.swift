@@ -43,7 +43,7 @@ struct TransactionVerifyRequest: Decodable {
 }
 
 /// The reply of `POST /v1/transactions/verify` (`TransactionVerifyReply`).
-struct TransactionVerifyReply: Encodable {
+struct TransactionVerifyReply: JSONWritable {
     let verdict = "valid"
     let kind = ProofKind.signedTransaction.rawValue
     let environment: String
@@ -55,6 +55,24 @@ struct TransactionVerifyReply: Encodable {
     let renewalInfo: JWSRenewalInfoDecodedPayload?
     let recorded: RecordedReply
     let entitlements: EntitlementsReply
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("verdict", verdict)
+            json.member("kind", kind)
+            json.member("environment", environment)
+            json.member("bundleId", bundleId)
+            json.member("account", account)
+            json.key("transaction")
+            json.raw(JSONReply.encoded(transaction))
+            if let renewalInfo {
+                json.key("renewalInfo")
+                json.raw(JSONReply.encoded(renewalInfo))
+            }
+            json.member("recorded", recorded)
+            json.member("entitlements", entitlements)
+        }
+    }
 }
 
 extension Endpoints {

@@ -6,17 +6,21 @@ import StoreGateCore
 import StoreGateReceipt
 
 /// The reply of the `/verifyReceipt` drop-in, in Apple's shape and member names.
-struct LegacyVerifyReceiptReply: Encodable {
+struct LegacyVerifyReceiptReply: JSONWritable {
     let status: Int
     let environment: String?
     let receipt: AppleReceiptJSON?
     let latestReceiptInfo: [AppleInAppJSON]?
     let latestReceipt: String?
 
-    enum CodingKeys: String, CodingKey {
-        case status, environment, receipt
-        case latestReceiptInfo = "latest_receipt_info"
-        case latestReceipt = "latest_receipt"
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("status", status)
+            json.member("environment", environment)
+            json.member("receipt", receipt)
+            if let latestReceiptInfo { json.member("latest_receipt_info", latestReceiptInfo) }
+            json.member("latest_receipt", latestReceipt)
+        }
     }
 
     /// A reply with only a status (every status but 0).

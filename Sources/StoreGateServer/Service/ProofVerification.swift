@@ -55,7 +55,13 @@ struct ProofVerification: Sendable {
     /// Verifies a base64 app receipt against the accepted app it names and the request's
     /// expectations, then against the app's accepted versions.
     func verifyReceipt(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
-        let app = try appForReceipt(base64)
+        let der: [UInt8]
+        do {
+            der = try ReceiptBase64.decode(base64, limits: receiptVerifier.limits)
+        } catch {
+            throw Self.apiError(error)
+        }
+        let app = try appForReceipt(der)
         let expectations = ReceiptExpectations(
             bundleId: app.bundleId,
             appVersion: request.appVersion,
@@ -67,7 +73,7 @@ struct ProofVerification: Sendable {
         )
         let verified: VerifiedReceipt
         do throws(ReceiptError) {
-            verified = try await receiptVerifier.verify(base64: base64, expecting: expectations)
+            verified = try await receiptVerifier.verify(der, expecting: expectations)
         } catch {
             throw Self.apiError(error)
         }
@@ -81,11 +87,11 @@ struct ProofVerification: Sendable {
         return verified
     }
 
-    private func appForReceipt(_ base64: String) throws(APIError) -> ServerConfiguration.App {
+    private func appForReceipt(_ der: [UInt8]) throws(APIError) -> ServerConfiguration.App {
         guard let first = apps.first else { throw Self.noApp }
         guard apps.count > 1 else { return first }
         do {
-            let named = try UnverifiedReceipt(base64: base64, limits: receiptVerifier.limits).receipt.bundleId
+            let named = try UnverifiedReceipt(der: der, limits: receiptVerifier.limits).receipt.bundleId
             return apps.first { $0.bundleId == named } ?? first
         } catch {
             return first

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Load test of `storegate serve` on loopback with wrk.
+#
+#   Scripts/loadtest.sh [STOREGATE_BINARY]
+#
+# 1. Mints distinct app receipts (`storegate dev mint-receipts`: each its own transaction of a
+#    consumable, signed by a fresh test CA whose root goes in a temporary trust directory).
+# 2. Starts the release build (default .build/release/storegate, built when missing) on a free
+#    port with a fresh SQLite ledger, and times start-up to the first 200 from /readyz.
+# 3. Drives POST /v1/receipts/verify with wrk: every request carries a receipt never sent
+#    before, for its own account, so each one is verified *and recorded* in SQLite.
+# 4. Drives GET /v1/accounts/{account}/entitlements for an account holding a purchase.
+# 5. Prints requests/s, p50/p99 latency, the server's peak RSS (VmHWM), and checks that every
+#    request succeeded and every verification was recorded as a new transaction.
+#
+# Tuning (environment): DURATION (seconds per run, default 10), RECEIPTS (default 60000; must
+# exceed the requests one run makes), RECEIPT_CONNECTIONS (16), READ_CONNECTIONS (32),
+# WRK_THREADS (1), KEEP=1 keeps the working directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN="${1:-${STOREGATE_BIN:-.build/release/storegate}}"
+DURATION="${DURATION:-10}"
+RECEIPTS="${RECEIPTS:-60000}"
+RECEIPT_CONNECTIONS="${RECEIPT_CONNECTIONS:-16}"
+READ_CONNECTIONS="${READ_CONNECTIONS:-32}"
+WRK_THREADS="${WRK_THREADS:-1}"
+
+if ! command -v wrk >/dev/null 2>&1; then
+    echo "== installing wrk"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+fi
+if [ ! -x "$BIN" ]; then
+    echo "== building $BIN (release)"
+    swift build -c release --product storegate
+fi
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [ "${KEEP:-0}" = "1" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+echo "== minting $RECEIPTS distinct receipts"
+"$BIN" dev mint-receipts --count "$RECEIPTS" --out "$WORK/receipts.txt" --trust-dir-out "$WORK" \
+    --bundle-id com.example.storegate --product-id com.example.storegate.coins
+printf '{"products": {"com.example.storegate.coins": {"type": "Consumable"}}}\n' >"$WORK/products.json"
+
+PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+KEY="load-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+
+cat >"$WORK/receipts.lua" <<'LUA'
+-- Each request: the next receipt of this thread's share, for a fresh account.
+local counter = 0
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+function init(args)
+  receipts = {}
+  local threads = tonumber(args[3])
+  local n = 0
+  for line in io.lines(args[1]) do
+    if n % threads == id then receipts[#receipts + 1] = line end
+    n = n + 1
+  end
+  headers = { ["Authorization"] = "Bearer " .. args[2], ["Content-Type"] = "application/json" }
+  index = 0
+end
+function request()
+  index = index + 1
+  local receipt = receipts[((index - 1) % #receipts) + 1]
+  local body = '{"receipt":"' .. receipt .. '","account":"load-' .. id .. '-' .. index .. '"}'
+  return wrk.format("POST", "/v1/receipts/verify", headers, body)
+end
+function done(summary, latency, requests)
+  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+LUA
+
+cat >"$WORK/entitlements.lua" <<'LUA'
+function init(args)
+  headers = { ["Authorization"] = "Bearer " .. args[1] }
+  path = "/v1/accounts/" .. args[2] .. "/entitlements"
+end
+function request()
+  return wrk.format("GET", path, headers)
+end
+function done(summary, latency, requests)
+  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+LUA
+
+echo "== starting $BIN serve on 127.0.0.1:$PORT (SQLite in $WORK)"
+START_NS=$(date +%s%N)
+STOREGATE_PORT="$PORT" \
+STOREGATE_DATABASE="sqlite:$WORK/ledger.sqlite" \
+STOREGATE_API_KEYS="load:$KEY" \
+STOREGATE_BUNDLE_IDS="com.example.storegate" \
+STOREGATE_TRUST_DIR="$WORK/trust" \
+STOREGATE_ENVIRONMENTS="production,sandbox,test" \
+STOREGATE_PRODUCTS_FILE="$WORK/products.json" \
+STOREGATE_LOG_LEVEL=warning \
+    "$BIN" serve >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+until curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then cat "$WORK/server.log"; echo "storegate serve exited"; exit 1; fi
+    if [ $(( ($(date +%s%N) - START_NS) / 1000000 )) -gt 10000 ]; then echo "not ready after 10 s"; exit 1; fi
+done
+READY_MS=$(( ($(date +%s%N) - START_NS) / 1000000 ))
+
+echo "== wrk: POST /v1/receipts/verify, ${DURATION}s, $RECEIPT_CONNECTIONS connections, $WRK_THREADS thread(s)"
+RECEIPT_RESULT="$(wrk -t"$WRK_THREADS" -c"$RECEIPT_CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/receipts.lua" \
+    "http://127.0.0.1:$PORT" -- "$WORK/receipts.txt" "$KEY" "$WRK_THREADS" | grep '^RESULT')"
+echo "$RECEIPT_RESULT"
+
+RECORDED="$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk -F' ' '/^storegate_ledger_records_total\{backend="sqlite",outcome="new"\}/ {print $2}')"
+VERIFIED="$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk -F' ' '/^storegate_verifications_total\{kind="app_receipt",outcome="valid"\}/ {print $2}')"
+
+echo "== wrk: GET /v1/accounts/{account}/entitlements, ${DURATION}s, $READ_CONNECTIONS connections"
+READ_RESULT="$(wrk -t"$WRK_THREADS" -c"$READ_CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/entitlements.lua" \
+    "http://127.0.0.1:$PORT" -- "$KEY" "load-0-1" | grep '^RESULT')"
+echo "$READ_RESULT"
+
+PEAK_RSS_KB="$(awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status")"
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || { echo "storegate serve did not shut down cleanly"; exit 1; }
+SERVER_PID=""
+
+field() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k {print $2}'; }
+echo
+echo "== results ($(nproc) cores, loopback, $(basename "$BIN"))"
+printf 'start-up to ready:          %s ms\n' "$READY_MS"
+printf 'receipt verifications/s:    %s  (p50 %s ms, p99 %s ms; %s requests, %s non-2xx)\n' \
+    "$(field "$RECEIPT_RESULT" rps)" "$(field "$RECEIPT_RESULT" p50_ms)" "$(field "$RECEIPT_RESULT" p99_ms)" \
+    "$(field "$RECEIPT_RESULT" requests)" "$(field "$RECEIPT_RESULT" non2xx)"
+printf 'recorded as new in SQLite:  %s transactions (verified: %s)\n' "${RECORDED:-?}" "${VERIFIED:-?}"
+printf 'entitlement reads/s:        %s  (p50 %s ms, p99 %s ms; %s requests, %s non-2xx)\n' \
+    "$(field "$READ_RESULT" rps)" "$(field "$READ_RESULT" p50_ms)" "$(field "$READ_RESULT" p99_ms)" \
+    "$(field "$READ_RESULT" requests)" "$(field "$READ_RESULT" non2xx)"
+printf 'peak RSS (VmHWM):           %s MB\n' "$(( PEAK_RSS_KB / 1024 ))"
+
+STATUS=0
+if [ "$(field "$RECEIPT_RESULT" non2xx)" != "0" ] || [ "$(field "$READ_RESULT" non2xx)" != "0" ]; then
+    echo "FAIL: some requests were not answered 2xx (RECEIPTS too small for the run?)"; STATUS=1
+fi
+if [ "$(field "$RECEIPT_RESULT" socket_errors)" != "0" ] || [ "$(field "$READ_RESULT" socket_errors)" != "0" ]; then
+    echo "FAIL: socket errors"; STATUS=1
+fi
+if [ -n "$RECORDED" ] && [ "${RECORDED%.*}" != "$(field "$RECEIPT_RESULT" requests)" ]; then
+    echo "note: $RECORDED new transactions for $(field "$RECEIPT_RESULT" requests) completed requests (wrk counts only replies it received)"
+fi
+exit "$STATUS"

@@ -1,0 +1,106 @@
+import Foundation
+import StoreGateCore
+import StoreGateReceipt
+import Testing
+
+@testable import StoreGateServer
+
+@Suite("The service's own base64 and JSON writing")
+struct CodingTests {
+    /// Inputs where the service's receipt base64 must agree with Core's `.standardLenient`.
+    static let base64Inputs: [String] = [
+        "", "A", "AA", "AAA", "AAAA", "AA==", "AAA=", "AB==", "AAB=", "QQ", "QUI", "QUJD", "QUJDRA==", "QUJDRA",
+        "QUJD\r\nRA==", " QUJD RA== ", "QUJDRA=", "QUJDRA===", "QU=JD", "QUJD!", "QUJD-_", "QUJD+/==", "====", "QUJDRA==QQ==",
+        "\t\n", "Zm9vYmFy", "Zm9vYmE=", "Zm9vYg==", "Zm9vYmFy\n",
+    ]
+
+    @Test("decodes exactly as Core's lenient standard base64", arguments: base64Inputs)
+    func base64Agrees(_ input: String) {
+        var text = input
+        let ours = text.withUTF8 { ReceiptBase64.decode($0) }
+        #expect(ours == Base64.decode(input, mode: .standardLenient))
+    }
+
+    @Test("round-trips random bytes, with and without line breaks")
+    func base64RoundTrip() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var encoded = Base64.encode(bytes)
+            #expect(encoded.withUTF8 { ReceiptBase64.decode($0) } == bytes)
+            var wrapped = String(encoded.enumerated().map { $0.offset % 64 == 63 ? "\($0.element)\r\n" : "\($0.element)" }.joined())
+            #expect(wrapped.withUTF8 { ReceiptBase64.decode($0) } == bytes)
+        }
+    }
+
+    @Test("refuses an empty, oversized or non-base64 receipt with the verifier's codes")
+    func base64Errors() {
+        let limits = Limits(maxReceiptBytes: 1024)
+        #expect(throws: ReceiptError(.empty, reason: "")) { try ReceiptBase64.decode("", limits: limits) }
+        #expect(throws: ReceiptError(.empty, reason: "")) { try ReceiptBase64.decode("\n", limits: limits) }
+        #expect(throws: ReceiptError(.notBase64, reason: "")) { try ReceiptBase64.decode("%%%%", limits: limits) }
+        #expect(throws: ReceiptError(.tooLarge, reason: "")) { try ReceiptBase64.decode(String(repeating: "A", count: 8192), limits: limits) }
+        #expect(throws: ReceiptError(.tooLarge, reason: "")) { try ReceiptBase64.decode(String(repeating: "A", count: 1400), limits: limits) }
+    }
+
+    struct Sample: JSONWritable {
+        let text: String
+        let number: Int
+        let big: Int64?
+        let flag: Bool
+        let missing: String?
+        let date: Date
+        let list: [String]
+
+        func write(to json: inout JSONWriter) {
+            json.object { json in
+                json.member("text", text)
+                json.member("number", number)
+                json.member("big", big)
+                json.member("flag", flag)
+                json.member("missing", missing)
+                json.member("date", date)
+                json.member("list", list)
+                json.key("nested")
+                json.object { json in
+                    json.key("empty")
+                    json.array { _ in }
+                    json.key("dynamic \"key\"")
+                    json.null()
+                }
+            }
+        }
+    }
+
+    static let strings = ["plain", "quote \" backslash \\ slash /", "line\nbreak\ttab\r", "control \u{01}\u{1F}", "unicode é ✓ 🍎", ""]
+
+    @Test("writes JSON that parses back to the same values", arguments: strings)
+    func jsonRoundTrip(_ text: String) throws {
+        let date = Date(timeIntervalSince1970: 1_594_755_400.123)
+        let sample = Sample(text: text, number: -42, big: Int64.min + 1, flag: true, missing: nil, date: date, list: [text, "b"])
+        let bytes = JSONWriter.encode(sample)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(parsed["text"] as? String == text)
+        #expect(parsed["number"] as? Int == -42)
+        #expect((parsed["big"] as? NSNumber)?.int64Value == Int64.min + 1)
+        #expect(parsed["flag"] as? Bool == true)
+        #expect(parsed.keys.contains("missing") == false)
+        #expect(parsed["date"] as? String == "2020-07-14T19:36:40.123Z")
+        #expect(parsed["list"] as? [String] == [text, "b"])
+        #expect(member(parsed, "nested", "empty") as? [Any] != nil)
+        #expect((parsed["nested"] as? [String: Any])?.keys.contains("dynamic \"key\"") == true)
+    }
+
+    static let dates: [(Double, String)] = [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (-1, "1969-12-31T23:59:59.000Z"),
+        (951_782_400, "2000-02-29T00:00:00.000Z"),
+        (1_700_000_000.999, "2023-11-14T22:13:20.999Z"),
+        (4_102_444_799.5, "2099-12-31T23:59:59.500Z"),
+    ]
+
+    @Test("writes RFC 3339 UTC timestamps with milliseconds", arguments: dates)
+    func timestamps(_ seconds: Double, _ expected: String) {
+        #expect(RFC3339.string(Date(timeIntervalSince1970: seconds)) == expected)
+    }
+}
