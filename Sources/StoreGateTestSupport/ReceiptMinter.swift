@@ -183,9 +183,9 @@ public struct ReceiptMinter: Sendable {
     public static func format(_ date: Date, _ style: DateStyle) -> String {
         switch style {
         case .zulu:
-            return AppleDateText.rfc3339(date, offset: 0, zulu: true)
+            return CivilTime.rfc3339(date)
         case .offset(let seconds):
-            return AppleDateText.rfc3339(date, offset: seconds, zulu: false)
+            return CivilTime.rfc3339(date, offsetSeconds: seconds)
         }
     }
 
@@ -274,35 +274,4 @@ public struct ReceiptMinter: Sendable {
 public struct ReceiptMinterError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// RFC 3339 text for minted dates.
-enum AppleDateText {
-    static func rfc3339(_ date: Date, offset: Int, zulu: Bool) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down)) + Int64(offset)
-        var days = seconds / 86_400
-        var remainder = seconds % 86_400
-        if remainder < 0 {
-            remainder += 86_400
-            days -= 1
-        }
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let base = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(remainder / 3600, 2)):\(pad(remainder % 3600 / 60, 2)):\(pad(remainder % 60, 2))"
-        if zulu { return base + "Z" }
-        let sign = offset < 0 ? "-" : "+"
-        let magnitude = Int64(abs(offset))
-        return base + sign + pad(magnitude / 3600, 2) + pad(magnitude % 3600 / 60, 2)
-    }
 }

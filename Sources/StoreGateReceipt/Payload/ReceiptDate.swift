@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateCore
 
 /// Parses the RFC 3339 dates receipts carry, byte by byte (no Foundation formatter).
 ///
@@ -75,7 +76,7 @@ enum ReceiptDate {
         }
         guard cursor == end else { throw .badLength }
 
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilTime.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
@@ -86,16 +87,5 @@ enum ReceiptDate {
         case 4, 6, 9, 11: return 30
         default: return 31
         }
-    }
-
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

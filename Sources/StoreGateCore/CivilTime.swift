@@ -1,0 +1,77 @@
+import Foundation
+
+/// Calendar arithmetic for the timestamps proofs carry, without Foundation formatters (which
+/// cost more than the rest of a verification): proleptic Gregorian dates from and to days
+/// since 1970-01-01 (Howard Hinnant's algorithms), and the text forms StoreGate writes.
+public enum CivilTime {
+    /// A date broken into UTC (or offset) fields.
+    public struct Fields: Hashable, Sendable {
+        public var year: Int64
+        public var month: Int64
+        public var day: Int64
+        public var hour: Int64
+        public var minute: Int64
+        public var second: Int64
+        public var millisecond: Int64
+    }
+
+    /// Days since 1970-01-01 of a civil date.
+    public static func days(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The civil date of a day count since 1970-01-01.
+    public static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// The fields of `date` shifted by `offsetSeconds` east of UTC, rounded down to the millisecond.
+    public static func fields(of date: Date, offsetSeconds: Int = 0) -> Fields {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) + Int64(offsetSeconds) * 1000
+        var days = milliseconds / 86_400_000
+        var remainder = milliseconds % 86_400_000
+        if remainder < 0 {
+            remainder += 86_400_000
+            days -= 1
+        }
+        let (year, month, day) = civil(fromDays: days)
+        let seconds = remainder / 1000
+        return Fields(year: year, month: month, day: day, hour: seconds / 3600, minute: seconds / 60 % 60, second: seconds % 60, millisecond: remainder % 1000)
+    }
+
+    /// `2020-07-14T19:36:40Z`, or with `milliseconds` `2020-07-14T19:36:40.000Z`; with an
+    /// offset, `2020-07-14T20:36:40+0100` (Xcode's form) or `+01:00` when `colon`.
+    public static func rfc3339(_ date: Date, offsetSeconds: Int? = nil, milliseconds: Bool = false, colon: Bool = false) -> String {
+        let f = fields(of: date, offsetSeconds: offsetSeconds ?? 0)
+        var text = "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2))T\(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2))"
+        if milliseconds { text += ".\(pad(f.millisecond, 3))" }
+        guard let offset = offsetSeconds else { return text + "Z" }
+        let magnitude = Int64(abs(offset))
+        return text + (offset < 0 ? "-" : "+") + pad(magnitude / 3600, 2) + (colon ? ":" : "") + pad(magnitude % 3600 / 60, 2)
+    }
+
+    /// `2020-07-22 17:39:08` followed by ` ` and `zone` (verifyReceipt's form), shifted by `offsetSeconds`.
+    public static func appleText(_ date: Date, offsetSeconds: Int = 0, zone: String) -> String {
+        let f = fields(of: date, offsetSeconds: offsetSeconds)
+        return "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2)) \(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2)) \(zone)"
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+}
