@@ -18,7 +18,9 @@ public struct AccountID: RawRepresentable, Hashable, Sendable, Codable, Comparab
         guard length > 0, length <= Self.maximumLength else {
             throw LedgerError(.invalidAccount, reason: "an account id has 1...\(Self.maximumLength) UTF-8 bytes, got \(length)")
         }
-        guard !rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Printable ASCII (the usual case) is checked byte by byte; anything else by Unicode category.
+        let isPrintableASCII = rawValue.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        guard isPrintableASCII || !rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw LedgerError(.invalidAccount, reason: "an account id may not contain control characters")
         }
         self.rawValue = rawValue

@@ -79,7 +79,9 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     public let available: Int?
     /// Whether repeating the same call may succeed (a busy database, a serialization failure).
     public let isRetryable: Bool
+    /// The source file that raised it.
     public let file: String
+    /// The source line that raised it.
     public let line: UInt
 
     /// Creates an error.

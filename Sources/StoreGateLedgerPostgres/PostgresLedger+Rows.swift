@@ -67,47 +67,106 @@ extension PostgresLedger {
         try await connection.query(query(sql, values), logger: logger)
     }
 
-    // MARK: Loading
+    // MARK: Multi-kind rows
 
-    static func loadState(
-        _ connection: PostgresConnection, families: [FamilyKey], transactions: [TransactionKey], logger: Logger
-    ) async throws -> PlanningState {
-        var state = PlanningState()
-        for key in families {
-            let rows = try await Self.rows(
-                connection,
-                "SELECT account_id FROM ledger_families WHERE environment = $1 AND original_transaction_id = $2 FOR UPDATE",
-                [.text(key.environment.rawValue), .text(key.originalTransactionId)], logger: logger
-            )
-            guard let row = rows.first else { continue }
-            let family = FamilyRow(key: key, account: try row.optionalText(0).map(account))
-            state.families[key] = family
-            if family.account == nil {
-                for row in try await Self.rows(
-                    connection,
-                    "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = $1 AND original_transaction_id = $2 AND account_id IS NULL ORDER BY transaction_id FOR UPDATE",
-                    [.text(key.environment.rawValue), .text(key.originalTransactionId)], logger: logger
-                ) {
-                    let transaction = try decodeTransaction(row)
-                    state.transactions[transaction.key] = transaction
-                }
-            }
-        }
-        for row in try await loadTransactions(connection, transactions, lock: true, logger: logger) {
-            state.transactions[row.key] = row
-        }
-        return state
+    /// The column types of the multi-kind statements: a `kind` column, then these 22 columns,
+    /// which hold a transaction (and its revision) or another kind of row at fixed positions.
+    static let shapeTypes = [
+        "text", "text", "text", "text", "text", "text", "text", "boolean", "text", "bigint", "bigint",
+        "bigint", "bigint", "bigint", "bigint", "boolean", "text", "text", "bigint", "text", "bytea", "bigint",
+    ]
+
+    /// A `SELECT` of `kind` with `columns` at their positions and typed `NULL`s elsewhere.
+    static func shaped(_ kind: String, _ columns: [Int: String]) -> String {
+        "SELECT '\(kind)'::text" + shapeTypes.indices.map { ", " + (columns[$0] ?? "NULL::\(shapeTypes[$0])") }.joined()
     }
 
-    static func loadTransactions(_ connection: PostgresConnection, _ keys: [TransactionKey], lock: Bool, logger: Logger) async throws -> [TransactionRow] {
+    static let transactionShape: [Int: String] = {
+        var columns: [Int: String] = [:]
+        for (index, name) in transactionColumns.split(separator: ",").enumerated() {
+            columns[index] = "t." + name.trimmingCharacters(in: .whitespaces)
+        }
+        columns[21] = "t.revision"
+        return columns
+    }()
+
+    /// What recording needs, in one statement: the families touched ($1, $2), the
+    /// transactions touched ($3, $4), the unowned transactions of unowned families touched,
+    /// and whether notification $5 was taken before.
+    static let loadStatement = [
+        shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id"])
+            + " FROM ledger_families f WHERE (f.environment, f.original_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))",
+        shaped("t", transactionShape)
+            + " FROM ledger_transactions t WHERE (t.environment, t.transaction_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))",
+        shaped("t", transactionShape) + """
+             FROM ledger_transactions t WHERE t.account_id IS NULL AND (t.environment, t.original_transaction_id) IN (
+                SELECT f.environment, f.original_transaction_id FROM ledger_families f
+                WHERE f.account_id IS NULL AND (f.environment, f.original_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[])))
+            """,
+        shaped("n", [1: "n.notification_uuid"]) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
+    ].joined(separator: "\nUNION ALL\n")
+
+    /// Everything about account $1, in one statement (one snapshot).
+    static let accountStatement = [
+        shaped("t", transactionShape) + " FROM ledger_transactions t WHERE t.account_id = $1",
+        shaped("r", [
+            0: "r.environment", 2: "r.original_transaction_id", 5: "r.product_id", 4: "r.auto_renew_product_id",
+            7: "r.will_auto_renew", 14: "r.expiration_intent", 15: "r.is_in_billing_retry_period",
+            12: "r.grace_period_expires_date", 13: "r.renewal_date", 18: "r.observed_at",
+        ]) + " FROM ledger_renewals r WHERE (r.environment, r.original_transaction_id) IN (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = $1)",
+        shaped("n", [
+            1: "n.notification_uuid", 6: "n.notification_type", 8: "n.subtype", 10: "n.signed_date", 0: "n.environment",
+            16: "n.transaction_id", 2: "n.original_transaction_id",
+        ]) + " FROM ledger_notifications n WHERE (n.environment, n.original_transaction_id) IN (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = $1)",
+        shaped("b", [5: "b.product_id", 9: "b.purchased", 10: "b.refunded", 11: "b.consumed"])
+            + " FROM ledger_balances b WHERE b.account_id = $1",
+    ].joined(separator: "\nUNION ALL\n")
+
+    /// What ``load(_:families:transactions:notification:logger:)`` found.
+    struct Loaded {
+        var state = PlanningState()
+        var revisions: [TransactionKey: Int64] = [:]
+        var notificationExists = false
+    }
+
+    // MARK: Loading
+
+    static func load(
+        _ connection: PostgresConnection, families: [FamilyKey], transactions: [TransactionKey], notification: String?, logger: Logger
+    ) async throws -> Loaded {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(families.map(\.environment.rawValue))
+        bindings.append(families.map(\.originalTransactionId))
+        bindings.append(transactions.map(\.environment.rawValue))
+        bindings.append(transactions.map(\.transactionId))
+        bindings.append(notification ?? "")
+        var loaded = Loaded()
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: loadStatement, binds: bindings), logger: logger) {
+            let row = row.makeRandomAccess()
+            switch try row.text(0) {
+            case "f":
+                let key = FamilyKey(environment: Environment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
+                loaded.state.families[key] = FamilyRow(key: key, account: try row.optionalText(4).map(account))
+            case "t":
+                let transaction = try decodeTransaction(row, offset: 1)
+                loaded.state.transactions[transaction.key] = transaction
+                loaded.revisions[transaction.key] = try row.integer(22)
+            default:
+                loaded.notificationExists = true
+            }
+        }
+        return loaded
+    }
+
+    static func loadTransactions(_ connection: PostgresConnection, _ keys: [TransactionKey], logger: Logger) async throws -> [TransactionRow] {
         var result: [TransactionRow] = []
         for key in keys {
             for row in try await Self.rows(
                 connection,
-                "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2\(lock ? " FOR UPDATE" : "")",
+                "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2",
                 [.text(key.environment.rawValue), .text(key.transactionId)], logger: logger
             ) {
-                result.append(try decodeTransaction(row))
+                result.append(try decodeTransaction(row, offset: 0))
             }
         }
         return result
@@ -115,194 +174,107 @@ extension PostgresLedger {
 
     static func loadAccount(_ connection: PostgresConnection, _ account: AccountID, logger: Logger) async throws -> AccountRecords {
         var records = AccountRecords()
-        let id = PostgresValue.text(account.rawValue)
-        for row in try await rows(connection, "SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = $1", [id], logger: logger) {
-            records.transactions.append(try decodeTransaction(row).value)
-        }
-        guard !records.transactions.isEmpty else { return records }
-        for row in try await rows(connection, """
-            SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
-                   r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
-            FROM ledger_renewals r JOIN ledger_families f
-              ON f.environment = r.environment AND f.original_transaction_id = r.original_transaction_id
-            WHERE f.account_id = $1
-            """, [id], logger: logger
-        ) {
-            let key = FamilyKey(environment: Environment(rawValue: try row.text(0)), originalTransactionId: try row.text(1))
-            records.renewals[key] = RenewalRow(
-                key: key,
-                productId: try row.text(2),
-                autoRenewProductId: try row.optionalText(3),
-                willAutoRenew: try row.bool(4),
-                expirationIntent: try row.optionalInteger(5).map { Int($0) },
-                isInBillingRetryPeriod: try row.bool(6),
-                gracePeriodExpiresDate: try row.optionalDate(7),
-                renewalDate: try row.optionalDate(8),
-                observedAt: Date(ledgerMilliseconds: try row.integer(9))
-            )
-        }
-        for row in try await rows(connection, """
-            SELECT n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.transaction_id,
-                   n.original_transaction_id
-            FROM ledger_notifications n JOIN ledger_families f
-              ON f.environment = n.environment AND f.original_transaction_id = n.original_transaction_id
-            WHERE f.account_id = $1
-            """, [id], logger: logger
-        ) {
-            records.notifications.append(NotificationSummary(
-                notificationUUID: try row.text(0),
-                notificationType: try row.text(1),
-                subtype: try row.optionalText(2),
-                signedDate: Date(ledgerMilliseconds: try row.integer(3)),
-                environment: Environment(rawValue: try row.text(4)),
-                transactionId: try row.optionalText(5),
-                originalTransactionId: try row.optionalText(6)
-            ))
-        }
-        for row in try await rows(connection, "SELECT product_id, purchased, refunded, consumed FROM ledger_balances WHERE account_id = $1", [id], logger: logger) {
-            records.balances.append(ConsumableBalance(productId: try row.text(0), purchased: try row.int(1), refunded: try row.int(2), consumed: try row.int(3)))
+        for try await row in try await connection.query(query(accountStatement, [.text(account.rawValue)]), logger: logger) {
+            let row = row.makeRandomAccess()
+            switch try row.text(0) {
+            case "t":
+                records.transactions.append(try decodeTransaction(row, offset: 1).value)
+            case "r":
+                let key = FamilyKey(environment: Environment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
+                records.renewals[key] = RenewalRow(
+                    key: key,
+                    productId: try row.text(6),
+                    autoRenewProductId: try row.optionalText(5),
+                    willAutoRenew: try row.bool(8),
+                    expirationIntent: try row.optionalInteger(15).map { Int($0) },
+                    isInBillingRetryPeriod: try row.bool(16),
+                    gracePeriodExpiresDate: try row.optionalDate(13),
+                    renewalDate: try row.optionalDate(14),
+                    observedAt: Date(ledgerMilliseconds: try row.integer(19))
+                )
+            case "n":
+                records.notifications.append(NotificationSummary(
+                    notificationUUID: try row.text(2),
+                    notificationType: try row.text(7),
+                    subtype: try row.optionalText(9),
+                    signedDate: Date(ledgerMilliseconds: try row.integer(11)),
+                    environment: Environment(rawValue: try row.text(1)),
+                    transactionId: try row.optionalText(17),
+                    originalTransactionId: try row.optionalText(3)
+                ))
+            default:
+                records.balances.append(ConsumableBalance(
+                    productId: try row.text(6), purchased: try row.int(10), refunded: try row.int(11), consumed: try row.int(12)
+                ))
+            }
         }
         return records
     }
 
     // MARK: Storing
 
-    static func apply(_ plan: LedgerWritePlan, _ connection: PostgresConnection, logger: Logger) async throws {
-        let now = PostgresValue.integer(Date().ledgerMilliseconds)
-        if let proof = plan.proof {
-            try await run(connection, """
-                INSERT INTO ledger_proofs (digest, kind, environment, key_id, sealed, received_at) VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (digest) DO NOTHING
-                """, [
-                    .bytes(proof.digest.bytes), .text(proof.kind.rawValue), .text(proof.environment.rawValue),
-                    .optional(proof.sealed?.keyID), proof.sealed.map { .bytes($0.combined) } ?? .null,
-                    .integer(proof.receivedAt.ledgerMilliseconds),
-                ], logger: logger)
-        }
-        if let notification = plan.notification {
-            let summary = notification.summary
-            try await run(connection, """
-                INSERT INTO ledger_notifications (notification_uuid, environment, notification_type, subtype, signed_date,
-                    transaction_id, original_transaction_id, proof_digest, received_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                """, [
-                    .text(summary.notificationUUID), .text(summary.environment.rawValue), .text(summary.notificationType),
-                    .optional(summary.subtype), .integer(summary.signedDate.ledgerMilliseconds), .optional(summary.transactionId),
-                    .optional(summary.originalTransactionId), .bytes(notification.proofDigest.bytes), now,
-                ], logger: logger)
-        }
-        for family in plan.familyInserts {
-            try await run(connection,
-                "INSERT INTO ledger_families (environment, original_transaction_id, account_id) VALUES ($1, $2, $3)",
-                [.text(family.key.environment.rawValue), .text(family.key.originalTransactionId), .optional(family.account?.rawValue)],
-                logger: logger)
-        }
-        for family in plan.familyClaims {
-            try await run(connection,
-                "UPDATE ledger_families SET account_id = $1 WHERE environment = $2 AND original_transaction_id = $3 AND account_id IS NULL",
-                [.optional(family.account?.rawValue), .text(family.key.environment.rawValue), .text(family.key.originalTransactionId)],
-                logger: logger)
-        }
-        for row in plan.transactionInserts {
-            try await run(connection, """
-                INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
-                """, transactionValues(row) + [now, now], logger: logger)
-        }
-        for row in plan.transactionUpdates {
-            let value = row.value
-            try await run(connection, """
-                UPDATE ledger_transactions SET account_id = $1, product_type = $2, has_apple_metadata = $3, subscription_group = $4,
-                    original_purchase_date = $5, expires_date = $6, revocation_date = $7, revocation_reason = $8, is_upgraded = $9,
-                    web_order_line_item_id = $10, app_account_token = $11, observed_at = $12, source = $13, proof_digest = $14,
-                    updated_at = $15
-                WHERE environment = $16 AND transaction_id = $17
-                """, [
-                    .optional(value.account?.rawValue), .text(value.productType.rawValue), .bool(row.hasAppleMetadata),
-                    .text(value.subscriptionGroup), .optional(value.originalPurchaseDate?.ledgerMilliseconds),
-                    .optional(value.expiresDate?.ledgerMilliseconds), .optional(value.revocationDate?.ledgerMilliseconds),
-                    .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
-                    .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
-                    .text(value.source.rawValue), value.proofDigest.map { .bytes($0.bytes) } ?? .null, now,
-                    .text(value.environment.rawValue), .text(value.transactionId),
-                ], logger: logger)
-        }
-        for renewal in plan.renewals {
-            try await run(connection, """
-                INSERT INTO ledger_renewals (environment, original_transaction_id, product_id, auto_renew_product_id, will_auto_renew,
-                    expiration_intent, is_in_billing_retry_period, grace_period_expires_date, renewal_date, observed_at, tiebreak)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET
-                    product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
-                    will_auto_renew = excluded.will_auto_renew, expiration_intent = excluded.expiration_intent,
-                    is_in_billing_retry_period = excluded.is_in_billing_retry_period,
-                    grace_period_expires_date = excluded.grace_period_expires_date, renewal_date = excluded.renewal_date,
-                    observed_at = excluded.observed_at, tiebreak = excluded.tiebreak
-                WHERE (excluded.observed_at, excluded.tiebreak COLLATE "C") > (ledger_renewals.observed_at, ledger_renewals.tiebreak COLLATE "C")
-                """, [
-                    .text(renewal.key.environment.rawValue), .text(renewal.key.originalTransactionId), .text(renewal.productId),
-                    .optional(renewal.autoRenewProductId), .bool(renewal.willAutoRenew), .optional(renewal.expirationIntent),
-                    .bool(renewal.isInBillingRetryPeriod), .optional(renewal.gracePeriodExpiresDate?.ledgerMilliseconds),
-                    .optional(renewal.renewalDate?.ledgerMilliseconds), .integer(renewal.observedAt.ledgerMilliseconds),
-                    .text(renewal.tiebreak),
-                ], logger: logger)
-        }
-        // PostgreSQL checks CHECK constraints on the proposed row before ON CONFLICT, so a
-        // negative delta (a refund) must not appear in VALUES; it only ever meets an existing row.
-        for delta in plan.balanceDeltas {
-            try await run(connection, """
-                INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
-                VALUES ($1, $2, GREATEST($3, 0), GREATEST($4, 0), 0)
-                ON CONFLICT (account_id, product_id) DO UPDATE SET
-                    purchased = ledger_balances.purchased + $3,
-                    refunded = ledger_balances.refunded + $4
-                """, [
-                    .text(delta.key.account.rawValue), .text(delta.key.productId),
-                    .integer(Int64(delta.purchased)), .integer(Int64(delta.refunded)),
-                ], logger: logger)
-        }
+    /// Writes `plan` with `ledger_apply_v1`, in one round trip and one implicit transaction.
+    static func apply(_ plan: LedgerWritePlan, loaded: Loaded, _ connection: PostgresConnection, logger: Logger) async throws {
+        let claimed = Set(plan.familyClaims.map(\.key))
+        let unowned = loaded.state.families.values
+            .filter { $0.account == nil && !claimed.contains($0.key) }
+            .map(\.key)
+            .sorted()
+        let document = PostgresPlanJSON.encode(plan, revisions: loaded.revisions, unownedFamilies: unowned, now: Date().ledgerMilliseconds)
+        try await run(connection, "SELECT \(PostgresApplyFunction.name)($1::jsonb)", [.text(document)], logger: logger)
     }
+
+    /// One consumption in one statement: replay by key, else a conditional decrement and the
+    /// key's row, else the balance that was not enough. A concurrent call with the same key
+    /// loses on the key's primary key, is retried, and replays.
+    static let consumeStatement = """
+        WITH prior AS (
+            SELECT product_id, quantity, consumed_at, remaining FROM ledger_consumptions
+            WHERE account_id = $1 AND idempotency_key = $4
+        ), updated AS (
+            UPDATE ledger_balances SET consumed = consumed + $3
+            WHERE account_id = $1 AND product_id = $2 AND purchased - consumed >= $3 AND NOT EXISTS (SELECT 1 FROM prior)
+            RETURNING purchased - consumed AS remaining
+        ), inserted AS (
+            INSERT INTO ledger_consumptions (account_id, idempotency_key, product_id, quantity, consumed_at, remaining)
+            SELECT $1, $4, $2, $3, $5, GREATEST(remaining, 0) FROM updated
+            RETURNING consumed_at, remaining
+        )
+        SELECT 'replay'::text, product_id, quantity, consumed_at, remaining FROM prior
+        UNION ALL
+        SELECT 'consumed'::text, $2, $3, consumed_at, remaining FROM inserted
+        UNION ALL
+        SELECT 'insufficient'::text, $2, $3, 0::bigint, GREATEST(purchased - consumed, 0) FROM ledger_balances
+        WHERE account_id = $1 AND product_id = $2 AND NOT EXISTS (SELECT 1 FROM prior) AND NOT EXISTS (SELECT 1 FROM updated)
+        """
 
     static func consume(
         _ connection: PostgresConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, logger: Logger
     ) async throws -> ConsumptionReceipt {
-        let earlier = try await rows(
-            connection,
-            "SELECT product_id, quantity, consumed_at, remaining FROM ledger_consumptions WHERE account_id = $1 AND idempotency_key = $2",
-            [.text(account.rawValue), .text(key)], logger: logger
+        let at = date.ledgerNormalized
+        let rows = try await Self.rows(
+            connection, consumeStatement,
+            [.text(account.rawValue), .text(productId), .integer(Int64(quantity)), .text(key), .integer(at.ledgerMilliseconds)],
+            logger: logger
         )
-        if let row = earlier.first {
-            let previous = ConsumptionRow(
-                account: account, idempotencyKey: key, productId: try row.text(0), quantity: try row.int(1),
-                consumedAt: Date(ledgerMilliseconds: try row.integer(2)), remaining: try row.int(3)
-            )
-            guard previous.productId == productId, previous.quantity == quantity else {
-                throw LedgerError(.idempotencyKeyReused, reason: "the idempotency key was used for another product or quantity", productId: productId)
-            }
-            return previous.receipt(isReplay: true)
-        }
-        let updated = try await rows(
-            connection,
-            "UPDATE ledger_balances SET consumed = consumed + $1 WHERE account_id = $2 AND product_id = $3 AND purchased - consumed >= $1 RETURNING purchased - consumed",
-            [.integer(Int64(quantity)), .text(account.rawValue), .text(productId)], logger: logger
-        )
-        guard let row = updated.first else {
-            let current = try await rows(
-                connection, "SELECT GREATEST(purchased - consumed, 0) FROM ledger_balances WHERE account_id = $1 AND product_id = $2",
-                [.text(account.rawValue), .text(productId)], logger: logger
-            )
-            let available = try current.first?.int(0) ?? 0
-            throw LedgerError(.insufficientBalance, reason: "the balance is lower than the quantity", productId: productId, available: available)
+        guard let row = rows.first else {
+            throw LedgerError(.insufficientBalance, reason: "the balance is lower than the quantity", productId: productId, available: 0)
         }
         let consumption = ConsumptionRow(
-            account: account, idempotencyKey: key, productId: productId, quantity: quantity,
-            consumedAt: date.ledgerNormalized, remaining: max(0, try row.int(0))
+            account: account, idempotencyKey: key, productId: try row.text(1), quantity: try row.int(2),
+            consumedAt: Date(ledgerMilliseconds: try row.integer(3)), remaining: try row.int(4)
         )
-        try await run(connection,
-            "INSERT INTO ledger_consumptions (account_id, idempotency_key, product_id, quantity, consumed_at, remaining) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.text(account.rawValue), .text(key), .text(productId), .integer(Int64(quantity)), .integer(consumption.consumedAt.ledgerMilliseconds), .integer(Int64(consumption.remaining))],
-            logger: logger)
-        return consumption.receipt(isReplay: false)
+        switch try row.text(0) {
+        case "replay":
+            guard consumption.productId == productId, consumption.quantity == quantity else {
+                throw LedgerError(.idempotencyKeyReused, reason: "the idempotency key was used for another product or quantity", productId: productId)
+            }
+            return consumption.receipt(isReplay: true)
+        case "consumed":
+            return consumption.receipt(isReplay: false)
+        default:
+            throw LedgerError(.insufficientBalance, reason: "the balance is lower than the quantity", productId: productId, available: consumption.remaining)
+        }
     }
 
     static func invariants(_ connection: PostgresConnection, logger: Logger) async throws -> LedgerInvariants {
@@ -320,73 +292,59 @@ extension PostgresLedger {
                    SUM(CASE WHEN revocation_date IS NULL THEN 0 ELSE quantity END)::BIGINT
             FROM ledger_transactions WHERE account_id IS NOT NULL AND product_type = $1 GROUP BY account_id, product_id
             """, [.text(ProductType.consumable.rawValue)], logger: logger) {
-            figures.expected[BalanceKey(account: try account(row.text(0)), productId: try row.text(1))] = (try row.int(2), try row.int(3))
+            figures.expected[BalanceKey(account: account(try row.text(0)), productId: try row.text(1))] = (try row.int(2), try row.int(3))
         }
         for row in try await rows(connection, "SELECT account_id, product_id, purchased, refunded, consumed FROM ledger_balances", logger: logger) {
-            let key = BalanceKey(account: try account(row.text(0)), productId: try row.text(1))
+            let key = BalanceKey(account: account(try row.text(0)), productId: try row.text(1))
             figures.stored[key] = ConsumableBalance(productId: key.productId, purchased: try row.int(2), refunded: try row.int(3), consumed: try row.int(4))
         }
         for row in try await rows(connection, "SELECT account_id, product_id, SUM(quantity)::BIGINT FROM ledger_consumptions GROUP BY account_id, product_id", logger: logger) {
-            figures.consumed[BalanceKey(account: try account(row.text(0)), productId: try row.text(1))] = try row.int(2)
+            figures.consumed[BalanceKey(account: account(try row.text(0)), productId: try row.text(1))] = try row.int(2)
         }
         return figures
     }
 
     // MARK: Decoding
 
-    private static func account(_ text: String) throws(LedgerError) -> AccountID {
-        do { return try AccountID(text) } catch {
-            throw LedgerError(.storage, reason: "a stored account id is not valid")
-        }
+    /// An account id read back: it was validated when it was written.
+    private static func account(_ text: String) -> AccountID {
+        AccountID(stored: text)
     }
 
-    private static func transactionValues(_ row: TransactionRow) -> [PostgresValue] {
-        let value = row.value
-        return [
-            .text(value.environment.rawValue), .text(value.transactionId), .text(value.originalTransactionId),
-            .optional(value.account?.rawValue), .text(value.bundleId), .text(value.productId), .text(value.productType.rawValue),
-            .bool(row.hasAppleMetadata), .text(value.subscriptionGroup), .integer(Int64(value.quantity)),
-            .integer(value.purchaseDate.ledgerMilliseconds), .optional(value.originalPurchaseDate?.ledgerMilliseconds),
-            .optional(value.expiresDate?.ledgerMilliseconds), .optional(value.revocationDate?.ledgerMilliseconds),
-            .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
-            .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
-            .text(value.source.rawValue), value.proofDigest.map { .bytes($0.bytes) } ?? .null,
-        ]
-    }
-
-    private static func decodeTransaction(_ row: PostgresRandomAccessRow) throws -> TransactionRow {
-        guard let source = ProofKind(rawValue: try row.text(19)) else {
+    /// A transaction from its 21 columns starting at `offset`.
+    private static func decodeTransaction(_ row: PostgresRandomAccessRow, offset o: Int) throws -> TransactionRow {
+        guard let source = ProofKind(rawValue: try row.text(o + 19)) else {
             throw LedgerError(.storage, reason: "a stored transaction names an unknown proof kind")
         }
         var token: UUID?
-        if let text = try row.optionalText(17) {
+        if let text = try row.optionalText(o + 17) {
             guard let parsed = UUID(uuidString: text) else {
                 throw LedgerError(.storage, reason: "a stored appAccountToken is not a UUID")
             }
             token = parsed
         }
         let value = RecordedTransaction(
-            environment: Environment(rawValue: try row.text(0)),
-            transactionId: try row.text(1),
-            originalTransactionId: try row.text(2),
-            account: try row.optionalText(3).map(account),
-            bundleId: try row.text(4),
-            productId: try row.text(5),
-            productType: ProductType(rawValue: try row.text(6)),
-            subscriptionGroup: try row.text(8),
-            quantity: try row.int(9),
-            purchaseDate: Date(ledgerMilliseconds: try row.integer(10)),
-            originalPurchaseDate: try row.optionalDate(11),
-            expiresDate: try row.optionalDate(12),
-            revocationDate: try row.optionalDate(13),
-            revocationReason: try row.optionalInteger(14).map { Int($0) },
-            isUpgraded: try row.bool(15),
-            webOrderLineItemId: try row.optionalText(16),
+            environment: Environment(rawValue: try row.text(o)),
+            transactionId: try row.text(o + 1),
+            originalTransactionId: try row.text(o + 2),
+            account: try row.optionalText(o + 3).map(account),
+            bundleId: try row.text(o + 4),
+            productId: try row.text(o + 5),
+            productType: ProductType(rawValue: try row.text(o + 6)),
+            subscriptionGroup: try row.text(o + 8),
+            quantity: try row.int(o + 9),
+            purchaseDate: Date(ledgerMilliseconds: try row.integer(o + 10)),
+            originalPurchaseDate: try row.optionalDate(o + 11),
+            expiresDate: try row.optionalDate(o + 12),
+            revocationDate: try row.optionalDate(o + 13),
+            revocationReason: try row.optionalInteger(o + 14).map { Int($0) },
+            isUpgraded: try row.bool(o + 15),
+            webOrderLineItemId: try row.optionalText(o + 16),
             appAccountToken: token,
-            observedAt: Date(ledgerMilliseconds: try row.integer(18)),
+            observedAt: Date(ledgerMilliseconds: try row.integer(o + 18)),
             source: source,
-            proofDigest: try row.optionalBytes(20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) }
+            proofDigest: try row.optionalBytes(o + 20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) }
         )
-        return TransactionRow(value: value, hasAppleMetadata: try row.bool(7))
+        return TransactionRow(value: value, hasAppleMetadata: try row.bool(o + 7))
     }
 }

@@ -8,13 +8,18 @@ import Synchronization
 /// The ``Ledger`` for several service instances sharing one PostgreSQL database, on
 /// PostgresNIO's `PostgresClient` connection pool.
 ///
-/// Every invariant is enforced by the database, not by process memory: each change runs in
-/// one transaction that locks the rows it reads (`SELECT … FOR UPDATE`, rows locked in key
-/// order), primary keys refuse a second insert of the same transaction, family or
-/// notification (the loser of such a race retries and then sees the winner's row), and a
-/// consumption is a conditional `UPDATE … WHERE purchased - consumed >= quantity` with the
-/// idempotency key as a primary key. Serialization failures, deadlocks and lost connections
-/// are retried a few times before surfacing as retryable ``LedgerError``s.
+/// Every invariant is enforced by the database, not by process memory. Recording is two
+/// round trips: one statement reads the rows the change touches, the shared planner decides,
+/// and `ledger_apply_v1` (a PL/pgSQL function created by the migrations) writes the plan in
+/// one implicit transaction after checking, under row locks, that what the plan read has not
+/// changed (transaction revisions, unowned families); primary keys refuse a second insert of
+/// the same transaction, family or notification. A failed check or a lost insert race
+/// (`serialization_failure`, `unique_violation`) makes the client read again, plan again
+/// and retry, so concurrent writers on several instances serialize correctly. A consumption
+/// is one statement: a conditional `UPDATE … WHERE purchased - consumed >= quantity` plus
+/// the idempotency key as a primary key. Queries read an account in one statement (one
+/// snapshot). Serialization failures, deadlocks and lost connections are retried a few times
+/// before surfacing as retryable ``LedgerError``s.
 ///
 /// Two ways to open one:
 /// - ``connect(url:configuration:maximumConnections:logger:)`` — the ledger runs its own
@@ -97,10 +102,13 @@ public final class PostgresLedger: Ledger {
         do throws(LedgerError) {
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
             let planner = self.planner
-            let outcome = try await transaction { connection in
-                let state = try await Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, logger: self.logger)
-                let (plan, outcome) = try planner.plan(prepared, state: state)
-                try await Self.apply(plan, connection, logger: self.logger)
+            let logger = self.logger
+            let outcome = try await withConnection { connection in
+                let loaded = try await Self.load(
+                    connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: nil, logger: logger
+                )
+                let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
+                try await Self.apply(plan, loaded: loaded, connection, logger: logger)
                 return outcome
             }
             metrics.recorded(outcome)
@@ -118,16 +126,18 @@ public final class PostgresLedger: Ledger {
         do throws(LedgerError) {
             let prepared = try planner.prepare(notification, receivedAt: Date())
             let planner = self.planner
-            let outcome = try await transaction { connection -> NotificationOutcome in
+            let logger = self.logger
+            let outcome = try await withConnection { connection -> NotificationOutcome in
                 let uuid = prepared.notification.summary.notificationUUID
-                let exists = try await Self.rows(connection, "SELECT 1 FROM ledger_notifications WHERE notification_uuid = $1", [.text(uuid)], logger: self.logger)
-                let state = try await Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, logger: self.logger)
-                if !exists.isEmpty {
-                    let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
+                let loaded = try await Self.load(
+                    connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: uuid, logger: logger
+                )
+                if loaded.notificationExists {
+                    let owner = prepared.transaction.flatMap { loaded.state.families[$0.familyKey]?.account }
                     return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
                 }
-                let (plan, outcome) = try planner.plan(prepared, state: state)
-                try await Self.apply(plan, connection, logger: self.logger)
+                let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
+                try await Self.apply(plan, loaded: loaded, connection, logger: logger)
                 return outcome
             }
             metrics.notification(outcome.isDuplicate ? "duplicate" : "applied")
@@ -141,8 +151,9 @@ public final class PostgresLedger: Ledger {
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
         let start = DispatchTime.now().uptimeNanoseconds
         defer { metrics.duration(.query, since: start) }
-        let records = try await transaction(readOnly: true) { connection in
-            try await Self.loadAccount(connection, account, logger: self.logger)
+        let logger = self.logger
+        let records = try await withConnection { connection in
+            try await Self.loadAccount(connection, account, logger: logger)
         }
         return EntitlementCalculator.entitlements(for: account, records: records, at: date)
     }
@@ -167,8 +178,9 @@ public final class PostgresLedger: Ledger {
         defer { metrics.duration(.consume, since: start) }
         do throws(LedgerError) {
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
-            let receipt = try await transaction { connection in
-                try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: self.logger)
+            let logger = self.logger
+            let receipt = try await withConnection { connection in
+                try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: logger)
             }
             metrics.consumption(receipt.isReplay ? "replay" : "consumed")
             return receipt
@@ -181,7 +193,7 @@ public final class PostgresLedger: Ledger {
     public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
         try await withConnection { connection in
             try await Self.loadTransactions(
-                connection, [TransactionKey(environment: environment, transactionId: transactionId)], lock: false, logger: self.logger
+                connection, [TransactionKey(environment: environment, transactionId: transactionId)], logger: self.logger
             ).first?.value
         }
     }

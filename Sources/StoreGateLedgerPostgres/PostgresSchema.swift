@@ -52,6 +52,7 @@ enum PostgresSchema {
                 observed_at BIGINT NOT NULL,
                 source TEXT NOT NULL,
                 proof_digest BYTEA,
+                revision BIGINT NOT NULL DEFAULT 0,
                 recorded_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
                 PRIMARY KEY (environment, transaction_id)
@@ -121,6 +122,7 @@ enum PostgresSchema {
                 PRIMARY KEY (account_id, idempotency_key)
             )
             """,
+            PostgresApplyFunction.definition,
         ]),
     ]
 

@@ -20,7 +20,7 @@ extension SQLiteLedger {
                 "SELECT account_id FROM ledger_families WHERE environment = ? AND original_transaction_id = ?",
                 [.text(key.environment.rawValue), .text(key.originalTransactionId)]
             ) { row throws(LedgerError) in
-                state.families[key] = FamilyRow(key: key, account: try row.optionalText(0).map(account))
+                state.families[key] = FamilyRow(key: key, account: row.optionalText(0).map(account))
             }
             if let family = state.families[key], family.account == nil {
                 try connection.query(
@@ -51,6 +51,8 @@ extension SQLiteLedger {
         return rows
     }
 
+    /// Everything about one account, in one read transaction. (The family filter is an `IN`
+    /// subquery rather than a join: SQLite re-prepares the join form on every new binding.)
     static func loadAccount(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> AccountRecords {
         var records = AccountRecords()
         let id = SQLiteValue.text(account.rawValue)
@@ -61,9 +63,9 @@ extension SQLiteLedger {
         try connection.query("""
             SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
                    r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
-            FROM ledger_renewals r JOIN ledger_families f
-              ON f.environment = r.environment AND f.original_transaction_id = r.original_transaction_id
-            WHERE f.account_id = ?
+            FROM ledger_renewals r
+            WHERE (r.environment, r.original_transaction_id) IN
+                (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
             """, [id]
         ) { row throws(LedgerError) in
             let key = FamilyKey(environment: Environment(rawValue: row.text(0)), originalTransactionId: row.text(1))
@@ -82,9 +84,9 @@ extension SQLiteLedger {
         try connection.query("""
             SELECT n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.transaction_id,
                    n.original_transaction_id
-            FROM ledger_notifications n JOIN ledger_families f
-              ON f.environment = n.environment AND f.original_transaction_id = n.original_transaction_id
-            WHERE f.account_id = ?
+            FROM ledger_notifications n
+            WHERE (n.environment, n.original_transaction_id) IN
+                (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
             """, [id]
         ) { row throws(LedgerError) in
             records.notifications.append(NotificationSummary(
@@ -268,25 +270,24 @@ extension SQLiteLedger {
                    SUM(CASE WHEN revocation_date IS NULL THEN 0 ELSE quantity END)
             FROM ledger_transactions WHERE account_id IS NOT NULL AND product_type = ? GROUP BY account_id, product_id
             """, [.text(ProductType.consumable.rawValue)]) { row throws(LedgerError) in
-            let key = BalanceKey(account: try account(row.text(0)), productId: row.text(1))
+            let key = BalanceKey(account: account(row.text(0)), productId: row.text(1))
             figures.expected[key] = (Int(row.integer(2)), Int(row.integer(3)))
         }
         try connection.query("SELECT account_id, product_id, purchased, refunded, consumed FROM ledger_balances") { row throws(LedgerError) in
-            let key = BalanceKey(account: try account(row.text(0)), productId: row.text(1))
+            let key = BalanceKey(account: account(row.text(0)), productId: row.text(1))
             figures.stored[key] = ConsumableBalance(productId: key.productId, purchased: Int(row.integer(2)), refunded: Int(row.integer(3)), consumed: Int(row.integer(4)))
         }
         try connection.query("SELECT account_id, product_id, SUM(quantity) FROM ledger_consumptions GROUP BY account_id, product_id") { row throws(LedgerError) in
-            figures.consumed[BalanceKey(account: try account(row.text(0)), productId: row.text(1))] = Int(row.integer(2))
+            figures.consumed[BalanceKey(account: account(row.text(0)), productId: row.text(1))] = Int(row.integer(2))
         }
         return figures
     }
 
     // MARK: Decoding
 
-    private static func account(_ text: String) throws(LedgerError) -> AccountID {
-        do { return try AccountID(text) } catch {
-            throw LedgerError(.storage, reason: "a stored account id is not valid")
-        }
+    /// An account id read back: it was validated when it was written.
+    private static func account(_ text: String) -> AccountID {
+        AccountID(stored: text)
     }
 
     private static func transactionValues(_ row: TransactionRow) -> [SQLiteValue] {
@@ -318,7 +319,7 @@ extension SQLiteLedger {
             environment: Environment(rawValue: row.text(0)),
             transactionId: row.text(1),
             originalTransactionId: row.text(2),
-            account: try row.optionalText(3).map(account),
+            account: row.optionalText(3).map(account),
             bundleId: row.text(4),
             productId: row.text(5),
             productType: ProductType(rawValue: row.text(6)),

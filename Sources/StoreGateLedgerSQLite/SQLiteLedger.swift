@@ -18,6 +18,9 @@ import Synchronization
 /// connections, which WAL lets run beside the writer. Statements are prepared once per
 /// connection and reused.
 ///
+/// A background thread checkpoints the WAL into the database file after writes
+/// (``SQLiteCheckpointer``), so commits never pay for a checkpoint's fsyncs.
+///
 /// ## Durability
 /// A call returns only after its transaction committed. With ``Options/Synchronous/normal``
 /// (the default) a commit survives the process being killed; with
@@ -39,6 +42,7 @@ public final class SQLiteLedger: Ledger {
             case full = "FULL"
         }
 
+        /// SQLite's `synchronous` setting for every connection.
         public var synchronous: Synchronous
         /// How long a write waits for another process's write to finish.
         public var busyTimeout: Duration
@@ -61,11 +65,13 @@ public final class SQLiteLedger: Ledger {
     public let configuration: LedgerConfiguration
     /// The database file.
     public let path: String
+    /// How the file was opened.
     public let options: Options
     let planner: LedgerPlanner
     let metrics: LedgerMetrics
     private let writer: Mutex<SQLiteConnection?>
     private let readers: Mutex<ReaderPool>
+    private let checkpointer: SQLiteCheckpointer
 
     private struct ReaderPool: ~Copyable {
         var idle: [SQLiteConnection] = []
@@ -91,13 +97,19 @@ public final class SQLiteLedger: Ledger {
             throw LedgerError(.storage, reason: "SQLite refused WAL mode (journal_mode is \(mode))")
         }
         try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        // Checkpoints run on the checkpointer's thread; this is only the fallback bound.
+        try connection.execute("PRAGMA wal_autocheckpoint = 20000")
+        try connection.execute("PRAGMA journal_size_limit = 67108864")
         try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
         self.writer = Mutex(connection)
         self.readers = Mutex(ReaderPool())
+        self.checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        checkpointer.start()
         configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
     }
 
     deinit {
+        checkpointer.stop()
         writer.withLock { $0?.close() }
         readers.withLock { pool in
             for connection in pool.idle { connection.close() }
@@ -245,6 +257,7 @@ public final class SQLiteLedger: Ledger {
     }
 
     public func close() async {
+        checkpointer.stop()
         writer.withLock { state in
             state?.close()
             state = nil
@@ -277,7 +290,9 @@ public final class SQLiteLedger: Ledger {
     private func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         try writer.withLock { connection throws(LedgerError) -> T in
             guard let connection else { throw LedgerError(.closed, reason: "the ledger is closed") }
-            return try connection.transaction(immediate: true) { () throws(LedgerError) in try body(connection) }
+            let result = try connection.transaction(immediate: true) { () throws(LedgerError) in try body(connection) }
+            checkpointer.committed()
+            return result
         }
     }
 
@@ -300,6 +315,7 @@ public final class SQLiteLedger: Ledger {
         if let idle { return idle }
         let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
         try connection.execute("PRAGMA query_only = 1")
+        try connection.execute("PRAGMA mmap_size = \(Self.mmapSize)")
         return connection
     }
 
@@ -311,6 +327,9 @@ public final class SQLiteLedger: Ledger {
         }
         if !kept { connection.close() }
     }
+
+    /// Readers map up to this many bytes of the file instead of copying pages with `pread`.
+    private static let mmapSize = 1 << 30
 
     private static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components

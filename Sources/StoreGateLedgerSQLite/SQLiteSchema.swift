@@ -47,8 +47,8 @@ enum SQLiteSchema {
                 proof_digest BLOB,
                 recorded_at INTEGER NOT NULL,
                 updated_at INTEGER NOT NULL,
-                PRIMARY KEY (environment, transaction_id)
-            ) WITHOUT ROWID
+                UNIQUE (environment, transaction_id)
+            )
             """,
             "CREATE INDEX ledger_transactions_account ON ledger_transactions (account_id)",
             "CREATE INDEX ledger_transactions_family ON ledger_transactions (environment, original_transaction_id)",

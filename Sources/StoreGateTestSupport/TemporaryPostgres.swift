@@ -49,6 +49,7 @@ public final class TemporaryPostgres: Sendable {
 
     /// Why a server could not be started or used.
     public struct Failure: Error, CustomStringConvertible, Sendable {
+        /// What went wrong, with the failing command's output.
         public let description: String
         /// Creates a failure with a message.
         public init(_ description: String) { self.description = description }

@@ -3,6 +3,7 @@ import Foundation
 /// Everything one account holds at one date: the answer to "what does this customer own
 /// right now?".
 public struct Entitlements: Sendable, Hashable, Codable {
+    /// The account.
     public var account: AccountID
     /// The date the time-dependent states were computed for.
     public var date: Date

@@ -3,6 +3,7 @@ import StoreGateCore
 
 /// What recording a proof changed.
 public struct RecordOutcome: Sendable, Hashable, Codable {
+    /// The account concerned.
     public var account: AccountID
     /// Transactions the ledger had never seen.
     public var newTransactionIds: [String]
@@ -30,6 +31,7 @@ public struct RecordOutcome: Sendable, Hashable, Codable {
 
 /// What taking a notification changed.
 public struct NotificationOutcome: Sendable, Hashable, Codable {
+    /// Apple's `notificationUUID`.
     public var notificationUUID: String
     /// The notification had been taken before; nothing changed.
     public var isDuplicate: Bool
@@ -53,9 +55,13 @@ public struct NotificationOutcome: Sendable, Hashable, Codable {
 
 /// The result of a successful ``Ledger/consume(_:quantity:idempotencyKey:for:at:)``.
 public struct ConsumptionReceipt: Sendable, Hashable, Codable {
+    /// The account concerned.
     public var account: AccountID
+    /// The consumable.
     public var productId: String
+    /// Units consumed.
     public var quantity: Int
+    /// The caller's idempotency key.
     public var idempotencyKey: String
     /// When it was consumed (the first time, for a replay).
     public var consumedAt: Date

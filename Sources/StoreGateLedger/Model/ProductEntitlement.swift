@@ -4,7 +4,9 @@ import StoreGateCore
 /// a non-consumable, a non-renewing subscription, a consumable, or a product of a type the
 /// ledger does not know (recorded, never entitling).
 public struct ProductEntitlement: Sendable, Hashable, Codable {
+    /// The product.
     public var productId: String
+    /// Its type, as recorded.
     public var productType: ProductType
     /// Non-consumables and non-renewing subscriptions: at least one transaction that Apple has
     /// not refunded or revoked. Consumables: a positive available balance. Unknown types: never.
@@ -23,6 +25,7 @@ public struct ProductEntitlement: Sendable, Hashable, Codable {
 /// Apple refunded. When Apple refunds units that were already consumed, `consumed` exceeds
 /// `purchased`: the difference is ``refundDebt`` — recorded and reported, never dropped.
 public struct ConsumableBalance: Sendable, Hashable, Codable {
+    /// The product.
     public var productId: String
     /// Units bought and not refunded.
     public var purchased: Int

@@ -7,26 +7,39 @@ import StoreGateCore
 /// Mutable facts (expiry, revocation, upgrade) come from the most recent observation by
 /// signing date, so any order of delivery ends in the same state.
 public struct RecordedTransaction: Sendable, Hashable, Codable {
+    /// The environment the transaction was verified in.
     public var environment: Environment
+    /// Apple's transaction id.
     public var transactionId: String
+    /// The transaction id of the first purchase of its family (renewals and restores share it).
     public var originalTransactionId: String
     /// The owning account; `nil` while only a notification has mentioned the purchase.
     public var account: AccountID?
+    /// The app's bundle id.
     public var bundleId: String
+    /// The product purchased.
     public var productId: String
     /// Apple's type when a signed transaction stated it, else the catalog's decision.
     public var productType: ProductType
     /// Apple's subscription group when stated, else the catalog's, else the product id.
     public var subscriptionGroup: String
+    /// Units bought (consumables may be bought several at once).
     public var quantity: Int
+    /// When this transaction was purchased (for a renewal, when the period began).
     public var purchaseDate: Date
+    /// When the family's first purchase was made.
     public var originalPurchaseDate: Date?
+    /// Subscriptions: when this period ends.
     public var expiresDate: Date?
     /// When Apple refunded or revoked it; `nil` while it stands.
     public var revocationDate: Date?
+    /// Apple's revocation reason (0 other, 1 an issue with the app).
     public var revocationReason: Int?
+    /// Whether the customer upgraded to another subscription of the group.
     public var isUpgraded: Bool
+    /// Apple's web order line item id, when given.
     public var webOrderLineItemId: String?
+    /// The account token the app set on the purchase, when it set one.
     public var appAccountToken: UUID?
     /// The signing date of the observation that decided the mutable facts.
     public var observedAt: Date
@@ -85,14 +98,19 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
 
 /// A notification the ledger took, as evidence of what it decided.
 public struct NotificationSummary: Sendable, Hashable, Codable {
+    /// Apple's `notificationUUID`: how duplicates are recognized.
     public var notificationUUID: String
     /// Apple's `notificationType`.
     public var notificationType: String
+    /// Apple's `subtype`.
     public var subtype: String?
+    /// When Apple signed it: the order in which notifications apply.
     public var signedDate: Date
+    /// The environment the transaction was verified in.
     public var environment: Environment
     /// The transaction it carried, if any.
     public var transactionId: String?
+    /// The family it concerns, if any.
     public var originalTransactionId: String?
 
     package init(

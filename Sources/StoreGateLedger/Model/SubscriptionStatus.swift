@@ -23,11 +23,15 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         public var isEntitled: Bool { self == .active || self == .inGracePeriod }
     }
 
+    /// The subscription group (Apple's, the catalog's, or the product id).
     public var subscriptionGroup: String
+    /// Where the subscription stands at the date asked.
     public var state: State
     /// The product of the deciding transaction.
     public var productId: String
+    /// The environment of the deciding transaction.
     public var environment: Environment
+    /// The family of the deciding transaction.
     public var originalTransactionId: String
     /// The transaction that decided the state.
     public var decidingTransactionId: String
@@ -35,9 +39,13 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     public var expiresDate: Date?
     /// From the latest renewal info, when the ledger has one.
     public var willAutoRenew: Bool?
+    /// The product the subscription renews into, from the renewal info.
     public var autoRenewProductId: String?
+    /// Whether Apple is retrying billing, from the renewal info.
     public var isInBillingRetryPeriod: Bool
+    /// The end of Apple's billing grace period, from the renewal info.
     public var gracePeriodExpiresDate: Date?
+    /// Apple's expiration intent, from the renewal info.
     public var expirationIntent: Int?
     /// Every transaction of the group, by purchase date.
     public var transactions: [RecordedTransaction]

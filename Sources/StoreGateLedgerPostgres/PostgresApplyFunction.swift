@@ -1,0 +1,124 @@
+/// The server-side half of recording in PostgreSQL: `ledger_apply_v1(plan jsonb)` writes a
+/// ``LedgerWritePlan`` in one round trip and one implicit transaction, after checking that
+/// the rows the plan was computed from have not changed since they were read.
+///
+/// It holds no business rules (those stay in the shared Swift planner); it only writes rows
+/// and enforces the plan's preconditions, raising `serialization_failure` (40001) when one
+/// fails so the client reloads, replans and retries:
+/// - a family the plan saw without owner and does not claim is still without owner (locked);
+/// - a family the plan claims is still without owner, and afterwards none of its transactions is;
+/// - a transaction the plan updates still has the revision the plan read;
+/// - families, transactions and notifications the plan inserts do not exist yet (primary keys:
+///   `unique_violation`, 23505, also retried).
+enum PostgresApplyFunction {
+    static let name = "ledger_apply_v1"
+
+    static let definition = """
+        CREATE OR REPLACE FUNCTION ledger_apply_v1(plan jsonb) RETURNS void LANGUAGE plpgsql AS $fn$
+        DECLARE
+            r jsonb;
+            now_ms bigint := (plan->>'now')::bigint;
+        BEGIN
+            IF plan->'proof' IS NOT NULL THEN
+                r := plan->'proof';
+                INSERT INTO ledger_proofs (digest, kind, environment, key_id, sealed, received_at)
+                VALUES (decode(r->>'digest', 'hex'), r->>'kind', r->>'environment', r->>'key_id',
+                        decode(r->>'sealed', 'hex'), (r->>'received_at')::bigint)
+                ON CONFLICT (digest) DO NOTHING;
+            END IF;
+            IF plan->'notification' IS NOT NULL THEN
+                r := plan->'notification';
+                INSERT INTO ledger_notifications (notification_uuid, environment, notification_type, subtype, signed_date,
+                    transaction_id, original_transaction_id, proof_digest, received_at)
+                VALUES (r->>'notification_uuid', r->>'environment', r->>'notification_type', r->>'subtype',
+                        (r->>'signed_date')::bigint, r->>'transaction_id', r->>'original_transaction_id',
+                        decode(r->>'proof_digest', 'hex'), now_ms);
+            END IF;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'unowned_families') LOOP
+                PERFORM 1 FROM ledger_families
+                WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
+                  AND account_id IS NULL
+                FOR UPDATE;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: a purchase family was claimed concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_inserts') LOOP
+                INSERT INTO ledger_families (environment, original_transaction_id, account_id)
+                VALUES (r->>'environment', r->>'original_transaction_id', r->>'account_id');
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_claims') LOOP
+                UPDATE ledger_families SET account_id = r->>'account_id'
+                WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
+                  AND account_id IS NULL;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: a purchase family was claimed concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'transaction_inserts') LOOP
+                INSERT INTO ledger_transactions (environment, transaction_id, original_transaction_id, account_id, bundle_id,
+                    product_id, product_type, has_apple_metadata, subscription_group, quantity, purchase_date,
+                    original_purchase_date, expires_date, revocation_date, revocation_reason, is_upgraded,
+                    web_order_line_item_id, app_account_token, observed_at, source, proof_digest, revision, recorded_at, updated_at)
+                VALUES (r->>'environment', r->>'transaction_id', r->>'original_transaction_id', r->>'account_id', r->>'bundle_id',
+                    r->>'product_id', r->>'product_type', (r->>'has_apple_metadata')::boolean, r->>'subscription_group',
+                    (r->>'quantity')::bigint, (r->>'purchase_date')::bigint, (r->>'original_purchase_date')::bigint,
+                    (r->>'expires_date')::bigint, (r->>'revocation_date')::bigint, (r->>'revocation_reason')::bigint,
+                    (r->>'is_upgraded')::boolean, r->>'web_order_line_item_id', r->>'app_account_token',
+                    (r->>'observed_at')::bigint, r->>'source', decode(r->>'proof_digest', 'hex'), 0, now_ms, now_ms);
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'transaction_updates') LOOP
+                UPDATE ledger_transactions SET
+                    account_id = r->>'account_id', product_type = r->>'product_type',
+                    has_apple_metadata = (r->>'has_apple_metadata')::boolean, subscription_group = r->>'subscription_group',
+                    original_purchase_date = (r->>'original_purchase_date')::bigint, expires_date = (r->>'expires_date')::bigint,
+                    revocation_date = (r->>'revocation_date')::bigint, revocation_reason = (r->>'revocation_reason')::bigint,
+                    is_upgraded = (r->>'is_upgraded')::boolean, web_order_line_item_id = r->>'web_order_line_item_id',
+                    app_account_token = r->>'app_account_token', observed_at = (r->>'observed_at')::bigint,
+                    source = r->>'source', proof_digest = decode(r->>'proof_digest', 'hex'),
+                    revision = revision + 1, updated_at = now_ms
+                WHERE environment = r->>'environment' AND transaction_id = r->>'transaction_id'
+                  AND revision = (r->>'revision')::bigint;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: a transaction changed concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_claims') LOOP
+                PERFORM 1 FROM ledger_transactions
+                WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
+                  AND account_id IS NULL;
+                IF FOUND THEN
+                    RAISE EXCEPTION 'ledger: a claimed family gained a transaction concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+            END LOOP;
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'renewals') LOOP
+                INSERT INTO ledger_renewals (environment, original_transaction_id, product_id, auto_renew_product_id,
+                    will_auto_renew, expiration_intent, is_in_billing_retry_period, grace_period_expires_date, renewal_date,
+                    observed_at, tiebreak)
+                VALUES (r->>'environment', r->>'original_transaction_id', r->>'product_id', r->>'auto_renew_product_id',
+                    (r->>'will_auto_renew')::boolean, (r->>'expiration_intent')::bigint,
+                    (r->>'is_in_billing_retry_period')::boolean, (r->>'grace_period_expires_date')::bigint,
+                    (r->>'renewal_date')::bigint, (r->>'observed_at')::bigint, r->>'tiebreak')
+                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET
+                    product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
+                    will_auto_renew = excluded.will_auto_renew, expiration_intent = excluded.expiration_intent,
+                    is_in_billing_retry_period = excluded.is_in_billing_retry_period,
+                    grace_period_expires_date = excluded.grace_period_expires_date, renewal_date = excluded.renewal_date,
+                    observed_at = excluded.observed_at, tiebreak = excluded.tiebreak
+                WHERE (excluded.observed_at, excluded.tiebreak COLLATE "C")
+                    > (ledger_renewals.observed_at, ledger_renewals.tiebreak COLLATE "C");
+            END LOOP;
+            -- CHECK constraints see the proposed row before ON CONFLICT: a negative delta (a
+            -- refund) stays out of VALUES; it only ever meets an existing row.
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'balance_deltas') LOOP
+                INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
+                VALUES (r->>'account_id', r->>'product_id', GREATEST((r->>'purchased')::bigint, 0),
+                        GREATEST((r->>'refunded')::bigint, 0), 0)
+                ON CONFLICT (account_id, product_id) DO UPDATE SET
+                    purchased = ledger_balances.purchased + (r->>'purchased')::bigint,
+                    refunded = ledger_balances.refunded + (r->>'refunded')::bigint;
+            END LOOP;
+        END;
+        $fn$
+        """
+}
