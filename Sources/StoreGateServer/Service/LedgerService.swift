@@ -31,9 +31,15 @@ public enum LedgerOpener {
     /// Bootstrap the process metrics first (``ServerMetrics/bootstrapProcessMetrics()``): the
     /// ledger creates its instruments when it opens.
     ///
+    /// - Parameters:
+    ///   - configuration: The database and the ledger's settings.
+    ///   - logger: The ledger's logger.
+    ///   - connectTimeout: How long PostgreSQL may take to answer and migrate.
     /// - Throws: ``ConfigurationError`` naming `STOREGATE_DATABASE` when the store cannot be
-    ///   opened, reached or migrated.
-    public static func open(_ configuration: ServerConfiguration, logger: Logger) async throws(ConfigurationError) -> any Ledger {
+    ///   opened, reached (within `connectTimeout`) or migrated.
+    public static func open(
+        _ configuration: ServerConfiguration, logger: Logger, connectTimeout: Duration = .seconds(15)
+    ) async throws(ConfigurationError) -> any Ledger {
         var ledgerLogger = logger
         ledgerLogger[metadataKey: "component"] = "ledger"
         let ledgerConfiguration = LedgerConfiguration(
@@ -51,12 +57,48 @@ public enum LedgerOpener {
                     options: SQLiteLedger.Options(synchronous: configuration.sqliteSynchronous)
                 )
             case .postgres(let url):
-                return try await PostgresLedger.connect(
-                    url: url, configuration: ledgerConfiguration, maximumConnections: configuration.postgresMaxConnections
-                )
+                return try await withDeadline(connectTimeout) { () async throws(LedgerError) -> any Ledger in
+                    try await PostgresLedger.connect(
+                        url: url, configuration: ledgerConfiguration, maximumConnections: configuration.postgresMaxConnections
+                    )
+                }
             }
         } catch {
             throw ConfigurationError(setting, "cannot open the ledger at \(configuration.database): \(error.code): \(error.reason)")
         }
     }
+}
+
+/// Runs `body`, cancelling it after `timeout`: a database that does not answer must stop
+/// start-up with an error, not hang it.
+private func withDeadline<T: Sendable>(
+    _ timeout: Duration, _ body: @escaping @Sendable () async throws(LedgerError) -> T
+) async throws(LedgerError) -> T {
+    let result: Result<T, LedgerError> = await withTaskGroup(of: Result<T, LedgerError>?.self) { group in
+        group.addTask {
+            do throws(LedgerError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        group.addTask {
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return nil
+            }
+            return .failure(LedgerError(.storage, reason: "the database did not answer within \(timeout)", isRetryable: true))
+        }
+        var first: Result<T, LedgerError>?
+        for await outcome in group {
+            if let outcome {
+                first = outcome
+                group.cancelAll()
+                break
+            }
+        }
+        return first ?? .failure(LedgerError(.storage, reason: "opening the ledger was cancelled"))
+    }
+    return try result.get()
 }

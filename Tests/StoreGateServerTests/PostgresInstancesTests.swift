@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import NIOCore
+import StoreGateCore
+import StoreGateTestSupport
+import Testing
+
+@testable import StoreGateServer
+
+@Suite("Two service instances on one PostgreSQL database")
+struct PostgresInstancesTests {
+    static let shouldRun = TemporaryPostgres.isAvailable || TemporaryPostgres.isRequired
+
+    @Test(
+        "a purchase recorded through one instance is owned, consumed and refunded consistently through the other",
+        .enabled(if: shouldRun, "PostgreSQL server binaries are not installed (set STOREGATE_REQUIRE_POSTGRES=1 to fail instead)")
+    )
+    func sharedLedger() async throws {
+        let server = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: false))
+        defer { server.stop() }
+        var configuration = try TestData.configuration()
+        configuration.database = .postgres(url: try server.createDatabase())
+        var logger = Logger(label: "storegate.tests")
+        logger.logLevel = .critical
+        // Both instances open (and migrate) the same database, as `storegate serve` does.
+        async let openedA = LedgerOpener.open(configuration, logger: logger)
+        async let openedB = LedgerOpener.open(configuration, logger: logger)
+        let (ledgerA, ledgerB) = try await (openedA, openedB)
+        #expect(ledgerA.backend == "postgres")
+        let (appA, _) = TestData.application(configuration, ledger: ledgerA)
+        let (appB, _) = TestData.application(configuration, ledger: ledgerB)
+        let receipt = try TestData.receipt(transactionPrefix: "91000000")
+        let refund = try TestData.refund(transactionId: "9100000000000002")
+        let consume = "/v1/accounts/pat/consumables/\(TestData.coins)/consume"
+
+        try await appA.test(.router) { a in
+            try await appB.test(.router) { b in
+                let recorded = try await a.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "pat"))
+                #expect(recorded.status == .ok)
+
+                let replay = try await b.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "quinn"))
+                #expect(replay.status == .conflict)
+                #expect(replay.code == "owned_by_another_account")
+
+                let seen = try await b.send(.get, "/v1/accounts/pat/entitlements", key: TestData.readerKey)
+                #expect(member(try seen.json, "entitledProductIds") as? [String] == [TestData.coins, TestData.pro])
+
+                // The same consumption sent to both instances consumes once.
+                let first = try await a.send(.post, consume, key: TestData.fullKey, body: try TestData.json(["quantity": 4, "idempotencyKey": "pg-1"]))
+                let again = try await b.send(.post, consume, key: TestData.fullKey, body: try TestData.json(["quantity": 4, "idempotencyKey": "pg-1"]))
+                #expect(try first.json["remaining"] as? Int == 1)
+                #expect(try again.json["isReplay"] as? Bool == true)
+                let tooMany = try await b.send(.post, consume, key: TestData.fullKey, body: try TestData.json(["quantity": 2, "idempotencyKey": "pg-2"]))
+                #expect(tooMany.code == "insufficient_balance")
+
+                // A notification taken by one instance is a duplicate for the other.
+                let stored = try await b.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": refund]))
+                #expect(try stored.json["isDuplicate"] as? Bool == false)
+                let duplicate = try await a.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": refund]))
+                #expect(try duplicate.json["isDuplicate"] as? Bool == true)
+                let after = try await a.send(.get, "/v1/accounts/pat/entitlements", key: TestData.readerKey)
+                #expect(member(try after.json, "entitledProductIds") as? [String] == [TestData.coins])
+
+                let ready = try await a.send(.get, "/readyz")
+                #expect(member(try ready.json, "checks", "database", "backend") as? String == "postgres")
+            }
+        }
+    }
+}
