@@ -10,7 +10,7 @@
 # server. Fails on any 5xx and on any reply that does not match the document (status,
 # content type, headers, body schema), and when the server did not shut down cleanly.
 #
-# Tuning: SCHEMATHESIS_MAX_EXAMPLES (default 60 per operation), SCHEMATHESIS_SEED.
+# Tuning: SCHEMATHESIS_MAX_EXAMPLES (default 150 per operation), SCHEMATHESIS_SEED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,7 +65,7 @@ schemathesis run "http://127.0.0.1:$PORT/openapi.yaml" \
     --url "http://127.0.0.1:$PORT" \
     --header "Authorization: Bearer $KEY" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,unsupported_method,allow_header_conformance,ignored_auth \
-    --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-60}" \
+    --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-150}" \
     ${SCHEMATHESIS_SEED:+--seed "$SCHEMATHESIS_SEED"} \
     --workers 2 \
     --request-timeout 10 \

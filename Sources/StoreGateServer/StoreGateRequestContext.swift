@@ -3,6 +3,7 @@ import Hummingbird
 /// The request context of the StoreGate service: Hummingbird's core context plus the name of
 /// the API key that authenticated the request (never the key itself).
 public struct StoreGateRequestContext: RequestContext {
+    /// Hummingbird's own per-request storage (logger, parameters, endpoint path).
     public var coreContext: CoreRequestContextStorage
     /// The name of the API key that authenticated the request, once a middleware checked it.
     public var apiKeyName: String?
