@@ -12,6 +12,7 @@ enum PostgresValue: Sendable {
     case text(String)
     case bool(Bool)
     case bytes([UInt8])
+    case texts([String])
 
     static func optional(_ text: String?) -> PostgresValue { text.map { .text($0) } ?? .null }
     static func optional(_ number: Int64?) -> PostgresValue { number.map { .integer($0) } ?? .null }
@@ -39,7 +40,7 @@ extension PostgresLedger {
         source, proof_digest
         """
 
-    static func query(_ sql: String, _ values: [PostgresValue]) -> PostgresQuery {
+    static func bindings(_ values: [PostgresValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
@@ -48,9 +49,14 @@ extension PostgresLedger {
             case .text(let text): bindings.append(text)
             case .bool(let flag): bindings.append(flag)
             case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            case .texts(let texts): bindings.append(texts)
             }
         }
-        return PostgresQuery(unsafeSQL: sql, binds: bindings)
+        return bindings
+    }
+
+    static func query(_ sql: String, _ values: [PostgresValue]) -> PostgresQuery {
+        PostgresQuery(unsafeSQL: sql, binds: bindings(values))
     }
 
     /// Runs a statement and collects its rows.
@@ -93,31 +99,53 @@ extension PostgresLedger {
     /// What recording needs, in one statement: the families touched ($1, $2), the
     /// transactions touched ($3, $4), the unowned transactions of unowned families touched,
     /// and whether notification $5 was taken before.
+    ///
+    /// Keys come from `unnest` into `LATERAL` lookups, so whatever the statistics were when
+    /// the plan was cached, each key is one index probe (never a scan of the table).
     static let loadStatement = [
-        shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id"])
-            + " FROM ledger_families f WHERE (f.environment, f.original_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))",
-        shaped("t", transactionShape)
-            + " FROM ledger_transactions t WHERE (t.environment, t.transaction_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))",
+        shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id"]) + """
+             FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
+            JOIN LATERAL (SELECT * FROM ledger_families f1
+                WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id) f ON true
+            """,
         shaped("t", transactionShape) + """
-             FROM ledger_transactions t WHERE t.account_id IS NULL AND (t.environment, t.original_transaction_id) IN (
-                SELECT f.environment, f.original_transaction_id FROM ledger_families f
-                WHERE f.account_id IS NULL AND (f.environment, f.original_transaction_id) IN (SELECT * FROM unnest($1::text[], $2::text[])))
+             FROM unnest($3::text[], $4::text[]) AS k(environment, transaction_id)
+            JOIN LATERAL (SELECT * FROM ledger_transactions t1
+                WHERE t1.environment = k.environment AND t1.transaction_id = k.transaction_id) t ON true
+            """,
+        shaped("t", transactionShape) + """
+             FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
+            JOIN LATERAL (SELECT * FROM ledger_families f1
+                WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id
+                  AND COALESCE(f1.account_id, '') = '') f ON true
+            JOIN LATERAL (SELECT * FROM ledger_transactions t1
+                WHERE t1.environment = f.environment AND t1.original_transaction_id = f.original_transaction_id
+                  AND COALESCE(t1.account_id, '') = '') t ON true
             """,
         shaped("n", [1: "n.notification_uuid"]) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
     ].joined(separator: "\nUNION ALL\n")
 
-    /// Everything about account $1, in one statement (one snapshot).
+    /// Everything about account $1, in one statement (one snapshot); families through
+    /// `LATERAL` index probes, as in ``loadStatement``.
     static let accountStatement = [
         shaped("t", transactionShape) + " FROM ledger_transactions t WHERE t.account_id = $1",
         shaped("r", [
             0: "r.environment", 2: "r.original_transaction_id", 5: "r.product_id", 4: "r.auto_renew_product_id",
             7: "r.will_auto_renew", 14: "r.expiration_intent", 15: "r.is_in_billing_retry_period",
             12: "r.grace_period_expires_date", 13: "r.renewal_date", 18: "r.observed_at",
-        ]) + " FROM ledger_renewals r WHERE (r.environment, r.original_transaction_id) IN (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = $1)",
+        ]) + """
+             FROM ledger_families f JOIN LATERAL (SELECT * FROM ledger_renewals r1
+                WHERE r1.environment = f.environment AND r1.original_transaction_id = f.original_transaction_id) r ON true
+            WHERE f.account_id = $1
+            """,
         shaped("n", [
             1: "n.notification_uuid", 6: "n.notification_type", 8: "n.subtype", 10: "n.signed_date", 0: "n.environment",
             16: "n.transaction_id", 2: "n.original_transaction_id",
-        ]) + " FROM ledger_notifications n WHERE (n.environment, n.original_transaction_id) IN (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = $1)",
+        ]) + """
+             FROM ledger_families f JOIN LATERAL (SELECT * FROM ledger_notifications n1
+                WHERE n1.environment = f.environment AND n1.original_transaction_id = f.original_transaction_id) n ON true
+            WHERE f.account_id = $1
+            """,
         shaped("b", [5: "b.product_id", 9: "b.purchased", 10: "b.refunded", 11: "b.consumed"])
             + " FROM ledger_balances b WHERE b.account_id = $1",
     ].joined(separator: "\nUNION ALL\n")
@@ -134,15 +162,13 @@ extension PostgresLedger {
     static func load(
         _ connection: PostgresConnection, families: [FamilyKey], transactions: [TransactionKey], notification: String?, logger: Logger
     ) async throws -> Loaded {
-        var bindings = PostgresBindings(capacity: 5)
-        bindings.append(families.map(\.environment.rawValue))
-        bindings.append(families.map(\.originalTransactionId))
-        bindings.append(transactions.map(\.environment.rawValue))
-        bindings.append(transactions.map(\.transactionId))
-        bindings.append(notification ?? "")
+        let values: [PostgresValue] = [
+            .texts(families.map(\.environment.rawValue)), .texts(families.map(\.originalTransactionId)),
+            .texts(transactions.map(\.environment.rawValue)), .texts(transactions.map(\.transactionId)),
+            .text(notification ?? ""),
+        ]
         var loaded = Loaded()
-        for try await row in try await connection.query(PostgresQuery(unsafeSQL: loadStatement, binds: bindings), logger: logger) {
-            let row = row.makeRandomAccess()
+        for row in try await execute(LoadSQL.self, connection, values, logger: logger) {
             switch try row.text(0) {
             case "f":
                 let key = FamilyKey(environment: Environment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
@@ -161,11 +187,7 @@ extension PostgresLedger {
     static func loadTransactions(_ connection: PostgresConnection, _ keys: [TransactionKey], logger: Logger) async throws -> [TransactionRow] {
         var result: [TransactionRow] = []
         for key in keys {
-            for row in try await Self.rows(
-                connection,
-                "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2",
-                [.text(key.environment.rawValue), .text(key.transactionId)], logger: logger
-            ) {
+            for row in try await execute(TransactionSQL.self, connection, [.text(key.environment.rawValue), .text(key.transactionId)], logger: logger) {
                 result.append(try decodeTransaction(row, offset: 0))
             }
         }
@@ -174,8 +196,7 @@ extension PostgresLedger {
 
     static func loadAccount(_ connection: PostgresConnection, _ account: AccountID, logger: Logger) async throws -> AccountRecords {
         var records = AccountRecords()
-        for try await row in try await connection.query(query(accountStatement, [.text(account.rawValue)]), logger: logger) {
-            let row = row.makeRandomAccess()
+        for row in try await execute(AccountSQL.self, connection, [.text(account.rawValue)], logger: logger) {
             switch try row.text(0) {
             case "t":
                 records.transactions.append(try decodeTransaction(row, offset: 1).value)
@@ -221,7 +242,7 @@ extension PostgresLedger {
             .map(\.key)
             .sorted()
         let document = PostgresPlanJSON.encode(plan, revisions: loaded.revisions, unownedFamilies: unowned, now: Date().ledgerMilliseconds)
-        try await run(connection, "SELECT \(PostgresApplyFunction.name)($1::jsonb)", [.text(document)], logger: logger)
+        _ = try await execute(ApplySQL.self, connection, [.text(document)], logger: logger)
     }
 
     /// One consumption in one statement: replay by key, else a conditional decrement and the
@@ -252,8 +273,8 @@ extension PostgresLedger {
         _ connection: PostgresConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, logger: Logger
     ) async throws -> ConsumptionReceipt {
         let at = date.ledgerNormalized
-        let rows = try await Self.rows(
-            connection, consumeStatement,
+        let rows = try await execute(
+            ConsumeSQL.self, connection,
             [.text(account.rawValue), .text(productId), .integer(Int64(quantity)), .text(key), .integer(at.ledgerMilliseconds)],
             logger: logger
         )

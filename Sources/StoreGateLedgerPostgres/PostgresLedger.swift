@@ -9,8 +9,8 @@ import Synchronization
 /// PostgresNIO's `PostgresClient` connection pool.
 ///
 /// Every invariant is enforced by the database, not by process memory. Recording is two
-/// round trips: one statement reads the rows the change touches, the shared planner decides,
-/// and `ledger_apply_v1` (a PL/pgSQL function created by the migrations) writes the plan in
+/// round trips: `ledger_load_v1` reads the rows the change touches, the shared planner decides,
+/// and `ledger_apply_v1` (PL/pgSQL functions created by the migrations) writes the plan in
 /// one implicit transaction after checking, under row locks, that what the plan read has not
 /// changed (transaction revisions, unowned families); primary keys refuse a second insert of
 /// the same transaction, family or notification. A failed check or a lost insert race
@@ -161,10 +161,7 @@ public final class PostgresLedger: Ledger {
     public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
         try LedgerPlanner.checkProductId(productId)
         return try await withConnection { connection in
-            let rows = try await Self.rows(
-                connection, "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = $1 AND product_id = $2",
-                [.text(account.rawValue), .text(productId)], logger: self.logger
-            )
+            let rows = try await Self.execute(BalanceSQL.self, connection, [.text(account.rawValue), .text(productId)], logger: self.logger)
             guard let row = rows.first else { return ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0) }
             return ConsumableBalance(productId: productId, purchased: try row.int(0), refunded: try row.int(1), consumed: try row.int(2))
         }
@@ -200,10 +197,7 @@ public final class PostgresLedger: Ledger {
 
     public func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? {
         let sealed = try await withConnection { connection -> SealedProof? in
-            let rows = try await Self.rows(
-                connection, "SELECT key_id, sealed FROM ledger_proofs WHERE digest = $1 AND sealed IS NOT NULL",
-                [.bytes(digest.bytes)], logger: self.logger
-            )
+            let rows = try await Self.execute(ProofSQL.self, connection, [.bytes(digest.bytes)], logger: self.logger)
             guard let row = rows.first else { return nil }
             return SealedProof(keyID: try row.text(0), combined: try row.bytes(1))
         }

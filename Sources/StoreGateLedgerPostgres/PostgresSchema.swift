@@ -8,6 +8,11 @@ import StoreGateLedger
 /// instances starting at once apply each migration exactly once; DDL in PostgreSQL is
 /// transactional, so a failed migration leaves nothing behind. Dates are milliseconds since
 /// 1970 (`BIGINT`).
+///
+/// Keys lead with the identifier, not the environment, and "no owner" is tested as
+/// `COALESCE(account_id, '') = ''`: each lookup then matches exactly one index, so the plans
+/// the functions cache (``PostgresFunctions``) stay index probes whatever the statistics
+/// were when they were made.
 enum PostgresSchema {
     /// The advisory lock key migrations hold ("sgledger" in ASCII).
     static let migrationLock: Int64 = 0x7367_6C65_6467_6572
@@ -25,7 +30,7 @@ enum PostgresSchema {
                 environment TEXT NOT NULL,
                 original_transaction_id TEXT NOT NULL,
                 account_id TEXT,
-                PRIMARY KEY (environment, original_transaction_id)
+                PRIMARY KEY (original_transaction_id, environment)
             )
             """,
             "CREATE INDEX ledger_families_account ON ledger_families (account_id)",
@@ -55,11 +60,11 @@ enum PostgresSchema {
                 revision BIGINT NOT NULL DEFAULT 0,
                 recorded_at BIGINT NOT NULL,
                 updated_at BIGINT NOT NULL,
-                PRIMARY KEY (environment, transaction_id)
+                PRIMARY KEY (transaction_id, environment)
             )
             """,
             "CREATE INDEX ledger_transactions_account ON ledger_transactions (account_id)",
-            "CREATE INDEX ledger_transactions_family ON ledger_transactions (environment, original_transaction_id)",
+            "CREATE INDEX ledger_transactions_family ON ledger_transactions (original_transaction_id, environment)",
             """
             CREATE TABLE ledger_renewals (
                 environment TEXT NOT NULL,
@@ -73,7 +78,7 @@ enum PostgresSchema {
                 renewal_date BIGINT,
                 observed_at BIGINT NOT NULL,
                 tiebreak TEXT NOT NULL,
-                PRIMARY KEY (environment, original_transaction_id)
+                PRIMARY KEY (original_transaction_id, environment)
             )
             """,
             """
@@ -89,7 +94,7 @@ enum PostgresSchema {
                 received_at BIGINT NOT NULL
             )
             """,
-            "CREATE INDEX ledger_notifications_family ON ledger_notifications (environment, original_transaction_id)",
+            "CREATE INDEX ledger_notifications_family ON ledger_notifications (original_transaction_id, environment)",
             """
             CREATE TABLE ledger_proofs (
                 digest BYTEA PRIMARY KEY CHECK (length(digest) = 32),
@@ -122,7 +127,12 @@ enum PostgresSchema {
                 PRIMARY KEY (account_id, idempotency_key)
             )
             """,
-            PostgresApplyFunction.definition,
+            // Sealed proofs are random bytes: never try to compress them.
+            "ALTER TABLE ledger_proofs ALTER COLUMN sealed SET STORAGE EXTERNAL",
+            PostgresFunctions.load,
+            PostgresFunctions.account,
+            PostgresFunctions.consume,
+            PostgresFunctions.apply,
         ]),
     ]
 

@@ -1,4 +1,12 @@
-/// The server-side half of recording in PostgreSQL: `ledger_apply_v1(plan jsonb)` writes a
+/// The ledger's PL/pgSQL functions, created by the migrations.
+///
+/// Every hot statement runs inside one: PL/pgSQL plans each inner statement once per
+/// connection, and the functions pin those plans to index lookups
+/// (`plan_cache_mode = force_generic_plan`, no sequential scans, no hash or merge joins) —
+/// otherwise PostgreSQL re-plans the multi-branch statements on every call (about a
+/// millisecond each), or caches a plan chosen while the tables were empty.
+///
+/// `ledger_apply_v1(plan jsonb)`, the server-side half of recording, writes a
 /// ``LedgerWritePlan`` in one round trip and one implicit transaction, after checking that
 /// the rows the plan was computed from have not changed since they were read.
 ///
@@ -10,11 +18,57 @@
 /// - a transaction the plan updates still has the revision the plan read;
 /// - families, transactions and notifications the plan inserts do not exist yet (primary keys:
 ///   `unique_violation`, 23505, also retried).
-enum PostgresApplyFunction {
-    static let name = "ledger_apply_v1"
+enum PostgresFunctions {
+    /// The settings every ledger function runs with.
+    static let settings = "SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off"
 
-    static let definition = """
-        CREATE OR REPLACE FUNCTION ledger_apply_v1(plan jsonb) RETURNS void LANGUAGE plpgsql AS $fn$
+    /// The columns of the multi-kind rows the read functions return.
+    static var shapeColumns: String {
+        "kind text, " + PostgresLedger.shapeTypes.enumerated().map { "c\($0.offset) \($0.element)" }.joined(separator: ", ")
+    }
+
+    /// `ledger_load_v1(family environments, family ids, transaction environments, transaction ids, notification uuid)`.
+    static var load: String {
+        """
+        CREATE OR REPLACE FUNCTION ledger_load_v1(text[], text[], text[], text[], text)
+        RETURNS TABLE (\(shapeColumns)) LANGUAGE plpgsql STABLE \(settings) AS $fn$
+        BEGIN
+            RETURN QUERY \(PostgresLedger.loadStatement);
+        END;
+        $fn$
+        """
+    }
+
+    /// `ledger_account_v1(account id)`: everything about an account.
+    static var account: String {
+        """
+        CREATE OR REPLACE FUNCTION ledger_account_v1(text)
+        RETURNS TABLE (\(shapeColumns)) LANGUAGE plpgsql STABLE \(settings) AS $fn$
+        BEGIN
+            RETURN QUERY \(PostgresLedger.accountStatement);
+        END;
+        $fn$
+        """
+    }
+
+    /// `ledger_consume_v1(account, product, quantity, idempotency key, consumed at)`.
+    static var consume: String {
+        """
+        CREATE OR REPLACE FUNCTION ledger_consume_v1(text, text, bigint, text, bigint)
+        RETURNS TABLE (kind text, product_id text, quantity bigint, consumed_at bigint, remaining bigint)
+        LANGUAGE plpgsql \(settings) AS $fn$
+        #variable_conflict use_column
+        BEGIN
+            RETURN QUERY \(PostgresLedger.consumeStatement);
+        END;
+        $fn$
+        """
+    }
+
+    /// `ledger_apply_v1(plan jsonb)`.
+    static var apply: String {
+        """
+        CREATE OR REPLACE FUNCTION ledger_apply_v1(plan jsonb) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
         DECLARE
             r jsonb;
             now_ms bigint := (plan->>'now')::bigint;
@@ -37,7 +91,7 @@ enum PostgresApplyFunction {
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'unowned_families') LOOP
                 PERFORM 1 FROM ledger_families
                 WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
-                  AND account_id IS NULL
+                  AND COALESCE(account_id, '') = ''
                 FOR UPDATE;
                 IF NOT FOUND THEN
                     RAISE EXCEPTION 'ledger: a purchase family was claimed concurrently' USING ERRCODE = 'serialization_failure';
@@ -50,7 +104,7 @@ enum PostgresApplyFunction {
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_claims') LOOP
                 UPDATE ledger_families SET account_id = r->>'account_id'
                 WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
-                  AND account_id IS NULL;
+                  AND COALESCE(account_id, '') = '';
                 IF NOT FOUND THEN
                     RAISE EXCEPTION 'ledger: a purchase family was claimed concurrently' USING ERRCODE = 'serialization_failure';
                 END IF;
@@ -86,7 +140,7 @@ enum PostgresApplyFunction {
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_claims') LOOP
                 PERFORM 1 FROM ledger_transactions
                 WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
-                  AND account_id IS NULL;
+                  AND COALESCE(account_id, '') = '';
                 IF FOUND THEN
                     RAISE EXCEPTION 'ledger: a claimed family gained a transaction concurrently' USING ERRCODE = 'serialization_failure';
                 END IF;
@@ -121,4 +175,5 @@ enum PostgresApplyFunction {
         END;
         $fn$
         """
+    }
 }
