@@ -51,6 +51,7 @@ struct LegacyVerifyReceiptTests {
         ("not a receipt", 21002),
         ("forged", 21003),
         ("another app", 21003),
+        ("signed by an untrusted root", 21003),
         ("a test-anchor receipt while only production is accepted", 21003),
     ]
 
@@ -68,6 +69,11 @@ struct LegacyVerifyReceiptTests {
             bytes[bytes.count - 10] ^= 0x01
             body = try Self.body(bytes)
         case "another app": body = try Self.body(try TestData.receipt(bundleId: "com.example.other"))
+        case "signed by an untrusted root":
+            let foreign = try TestCertificateAuthority(keyKind: .rsa2048, shape: .init(label: "Foreign"))
+            var payload = ReceiptMinter.Payload()
+            payload.bundleId = TestData.bundleId
+            body = try Self.body(try ReceiptMinter(authority: foreign).mint(payload))
         default: configuration.environments = [.production]
         }
         let (app, _) = TestData.application(configuration)

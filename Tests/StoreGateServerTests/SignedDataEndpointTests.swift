@@ -89,6 +89,21 @@ struct TransactionEndpointTests {
         }
     }
 
+    @Test("with several apps configured, a proof is checked against the app it names")
+    func severalApps() async throws {
+        let (app, _) = TestData.application(try TestData.configuration())
+        let second = try TestData.signedTransaction(transactionId: "2400000000000001", bundleId: TestData.fixtureBundleId)
+        let receipt = try TestData.receipt(bundleId: TestData.fixtureBundleId, transactionPrefix: "24100000")
+        try await app.test(.router) { client in
+            let transaction = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.json(["signedTransaction": second, "account": "bob"]))
+            #expect(transaction.status == .ok)
+            #expect(try transaction.json["bundleId"] as? String == TestData.fixtureBundleId)
+            let verified = try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "bob"))
+            #expect(verified.status == .ok)
+            #expect(try verified.json["bundleId"] as? String == TestData.fixtureBundleId)
+        }
+    }
+
     @Test("a signed transaction another account recorded is refused with 409")
     func replay() async throws {
         let (app, _) = TestData.application(try TestData.configuration())

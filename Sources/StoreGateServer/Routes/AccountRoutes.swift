@@ -3,21 +3,16 @@ import Hummingbird
 import StoreGateLedger
 
 /// `POST /v1/accounts/{account}/consumables/{productId}/consume` (`ConsumeRequest`).
-struct ConsumeRequest: Decodable {
+struct ConsumeRequest: JSONRequestBody {
     /// Units to consume (default 1).
     let quantity: Int?
     /// The caller's key for this consumption: a retry with the same key consumes nothing more.
     let idempotencyKey: String
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case quantity, idempotencyKey
-    }
-
-    init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        quantity = try container.decodeIfPresent(Int.self, forKey: .quantity)
-        idempotencyKey = try container.decode(String.self, forKey: .idempotencyKey)
+    init(_ object: RequestObject) throws(APIError) {
+        try object.rejectUnknownMembers(["quantity", "idempotencyKey"])
+        quantity = try object.optionalInteger("quantity")
+        idempotencyKey = try object.string("idempotencyKey")
     }
 }
 

@@ -17,9 +17,9 @@ struct Endpoints: Sendable {
     let logger: Logger
 
     /// Reads the body and decodes it, within the configured body limit.
-    func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws(APIError) -> T {
+    func decode<T: JSONRequestBody>(_ type: T.Type, _ request: Request) async throws(APIError) -> T {
         let body = try await JSONRequest.body(request, limit: configuration.maxBodyBytes)
-        return try JSONRequest.decode(type, from: body)
+        return try T(RequestJSONReader.object(body))
     }
 
     /// An account id from a request member or path segment.

@@ -8,8 +8,12 @@ import StoreGateSignedData
 ///
 /// Members other than `signedPayload` are ignored, not refused: Apple may add some, and a
 /// refusal would make it retry the same notification for days.
-struct NotificationRequest: Decodable {
+struct NotificationRequest: JSONRequestBody {
     let signedPayload: String
+
+    init(_ object: RequestObject) throws(APIError) {
+        signedPayload = try object.string("signedPayload")
+    }
 }
 
 /// The reply of `POST /v1/notifications/apple` (`NotificationReply`).

@@ -5,25 +5,20 @@ import StoreGateLedger
 import StoreGateReceipt
 
 /// `POST /v1/receipts/verify` (`ReceiptVerifyRequest` in the OpenAPI document).
-struct ReceiptVerifyRequest: Decodable {
+struct ReceiptVerifyRequest: JSONRequestBody {
     /// What the caller expects beyond the configured app.
-    struct Expectations: Decodable {
+    struct Expectations {
         let appVersion: String?
         let deviceId: String?
         let productId: String?
         let transactionId: String?
 
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case appVersion, deviceId, productId, transactionId
-        }
-
-        init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
-            deviceId = try container.decodeIfPresent(String.self, forKey: .deviceId)
-            productId = try container.decodeIfPresent(String.self, forKey: .productId)
-            transactionId = try container.decodeIfPresent(String.self, forKey: .transactionId)
+        init(_ object: RequestObject) throws(APIError) {
+            try object.rejectUnknownMembers(["appVersion", "deviceId", "productId", "transactionId"])
+            appVersion = try object.optionalString("appVersion")
+            deviceId = try object.optionalString("deviceId")
+            productId = try object.optionalString("productId")
+            transactionId = try object.optionalString("transactionId")
         }
     }
 
@@ -31,16 +26,11 @@ struct ReceiptVerifyRequest: Decodable {
     let account: String
     let expectations: Expectations?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case receipt, account, expectations
-    }
-
-    init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        receipt = try container.decode(String.self, forKey: .receipt)
-        account = try container.decode(String.self, forKey: .account)
-        expectations = try container.decodeIfPresent(Expectations.self, forKey: .expectations)
+    init(_ object: RequestObject) throws(APIError) {
+        try object.rejectUnknownMembers(["receipt", "account", "expectations"])
+        receipt = try object.string("receipt")
+        account = try object.string("account")
+        expectations = try object.optionalObject("expectations").map { object throws(APIError) in try Expectations(object) }
     }
 }
 

@@ -5,21 +5,16 @@ import StoreGateLedger
 import StoreGateSignedData
 
 /// `POST /v1/transactions/verify` (`TransactionVerifyRequest` in the OpenAPI document).
-struct TransactionVerifyRequest: Decodable {
+struct TransactionVerifyRequest: JSONRequestBody {
     /// What the caller expects of the transaction.
-    struct Expectations: Decodable {
+    struct Expectations {
         let productId: String?
         let transactionId: String?
 
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case productId, transactionId
-        }
-
-        init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            productId = try container.decodeIfPresent(String.self, forKey: .productId)
-            transactionId = try container.decodeIfPresent(String.self, forKey: .transactionId)
+        init(_ object: RequestObject) throws(APIError) {
+            try object.rejectUnknownMembers(["productId", "transactionId"])
+            productId = try object.optionalString("productId")
+            transactionId = try object.optionalString("transactionId")
         }
     }
 
@@ -28,17 +23,12 @@ struct TransactionVerifyRequest: Decodable {
     let account: String
     let expectations: Expectations?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case signedTransaction, signedRenewalInfo, account, expectations
-    }
-
-    init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownMembers(Set(CodingKeys.allCases.map(\.rawValue)))
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        signedTransaction = try container.decode(String.self, forKey: .signedTransaction)
-        signedRenewalInfo = try container.decodeIfPresent(String.self, forKey: .signedRenewalInfo)
-        account = try container.decode(String.self, forKey: .account)
-        expectations = try container.decodeIfPresent(Expectations.self, forKey: .expectations)
+    init(_ object: RequestObject) throws(APIError) {
+        try object.rejectUnknownMembers(["signedTransaction", "signedRenewalInfo", "account", "expectations"])
+        signedTransaction = try object.string("signedTransaction")
+        signedRenewalInfo = try object.optionalString("signedRenewalInfo")
+        account = try object.string("account")
+        expectations = try object.optionalObject("expectations").map { object throws(APIError) in try Expectations(object) }
     }
 }
 
