@@ -11,6 +11,15 @@ extension SQLiteLedger {
         source, proof_digest
         """
 
+    // The statements built from `transactionColumns`, built once: statements are cached by
+    // their text, and building and hashing that text on every call showed in profiles.
+    static let selectUnownedOfFamily =
+        "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL"
+    static let selectByKey = "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?"
+    static let selectByAccount = "SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = ?"
+    static let insertTransaction =
+        "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
     // MARK: Loading
 
     static func loadState(_ connection: SQLiteConnection, families: [FamilyKey], transactions: [TransactionKey]) throws(LedgerError) -> PlanningState {
@@ -24,7 +33,7 @@ extension SQLiteLedger {
             }
             if let family = state.families[key], family.account == nil {
                 try connection.query(
-                    "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL",
+                    selectUnownedOfFamily,
                     [.text(key.environment.rawValue), .text(key.originalTransactionId)]
                 ) { row throws(LedgerError) in
                     let transaction = try decodeTransaction(row)
@@ -42,7 +51,7 @@ extension SQLiteLedger {
         var rows: [TransactionRow] = []
         for key in keys {
             try connection.query(
-                "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?",
+                selectByKey,
                 [.text(key.environment.rawValue), .text(key.transactionId)]
             ) { row throws(LedgerError) in
                 rows.append(try decodeTransaction(row))
@@ -56,30 +65,33 @@ extension SQLiteLedger {
     static func loadAccount(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> AccountRecords {
         var records = AccountRecords()
         let id = SQLiteValue.text(account.rawValue)
-        try connection.query("SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = ?", [id]) { row throws(LedgerError) in
+        try connection.query(selectByAccount, [id]) { row throws(LedgerError) in
             records.transactions.append(try decodeTransaction(row).value)
         }
         guard !records.transactions.isEmpty else { return records }
-        try connection.query("""
-            SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
-                   r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
-            FROM ledger_renewals r
-            WHERE (r.environment, r.original_transaction_id) IN
-                (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
-            """, [id]
-        ) { row throws(LedgerError) in
-            let key = FamilyKey(environment: Environment(rawValue: row.text(0)), originalTransactionId: row.text(1))
-            records.renewals[key] = RenewalRow(
-                key: key,
-                productId: row.text(2),
-                autoRenewProductId: row.optionalText(3),
-                willAutoRenew: row.integer(4) != 0,
-                expirationIntent: row.optionalInteger(5).map { Int($0) },
-                isInBillingRetryPeriod: row.integer(6) != 0,
-                gracePeriodExpiresDate: row.optionalInteger(7).map(Date.init(ledgerMilliseconds:)),
-                renewalDate: row.optionalInteger(8).map(Date.init(ledgerMilliseconds:)),
-                observedAt: Date(ledgerMilliseconds: row.integer(9))
-            )
+        // Renewal infos only matter to auto-renewable subscriptions.
+        if records.transactions.contains(where: { $0.productType == .autoRenewable }) {
+            try connection.query("""
+                SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
+                       r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
+                FROM ledger_renewals r
+                WHERE (r.environment, r.original_transaction_id) IN
+                    (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
+                """, [id]
+            ) { row throws(LedgerError) in
+                let key = FamilyKey(environment: Environment(rawValue: row.text(0)), originalTransactionId: row.text(1))
+                records.renewals[key] = RenewalRow(
+                    key: key,
+                    productId: row.text(2),
+                    autoRenewProductId: row.optionalText(3),
+                    willAutoRenew: row.integer(4) != 0,
+                    expirationIntent: row.optionalInteger(5).map { Int($0) },
+                    isInBillingRetryPeriod: row.integer(6) != 0,
+                    gracePeriodExpiresDate: row.optionalInteger(7).map(Date.init(ledgerMilliseconds:)),
+                    renewalDate: row.optionalInteger(8).map(Date.init(ledgerMilliseconds:)),
+                    observedAt: Date(ledgerMilliseconds: row.integer(9))
+                )
+            }
         }
         try connection.query("""
             SELECT n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.transaction_id,
@@ -148,7 +160,7 @@ extension SQLiteLedger {
         }
         for row in plan.transactionInserts {
             try connection.run(
-                "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                insertTransaction,
                 transactionValues(row) + [now, now]
             )
         }
