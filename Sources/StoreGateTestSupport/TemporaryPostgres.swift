@@ -137,6 +137,22 @@ public final class TemporaryPostgres: Sendable {
         }
     }
 
+    /// ``start(_:)`` on a thread of its own (see ``runBlocking(_:)``): for async callers,
+    /// which must not hold a thread of the cooperative pool while `initdb` runs.
+    public static func launch(_ options: Options = Options()) async throws -> TemporaryPostgres {
+        try await runBlocking { try start(options) }
+    }
+
+    /// ``createDatabase(_:)`` on a thread of its own, for async callers.
+    public func makeDatabase(_ name: String? = nil) async throws -> String {
+        try await runBlocking { try self.createDatabase(name) }
+    }
+
+    /// ``stop()`` on a thread of its own, for async callers.
+    public func shutdown() async {
+        _ = try? await runBlocking { self.stop() }  // stop() does not throw; runBlocking's signature does
+    }
+
     private init(port: Int, directory: URL, binDirectory: URL, runAsPostgres: Bool) {
         self.port = port
         self.directory = directory

@@ -213,14 +213,16 @@ extension TestCertificateAuthority {
 
     /// A shared authority per key kind and label, created once per process: RSA key
     /// generation is slow, and most tests need only one well-formed authority.
+    ///
+    /// The authority is created under the lock, so tests starting together wait for one
+    /// creation instead of each generating keys of their own: twenty server tests doing so at
+    /// once kept both threads of the cooperative pool busy for seconds, and timing-sensitive
+    /// tests elsewhere failed.
     public static func shared(_ keyKind: KeyKind, label: String = "StoreGate Test") throws -> TestCertificateAuthority {
         let key = "\(keyKind)-\(label)"
-        if let existing = cache.withLock({ $0[key] }) {
-            return existing
-        }
-        let created = try TestCertificateAuthority(keyKind: keyKind, shape: Shape(label: label))
-        return cache.withLock { cache in
+        return try cache.withLock { cache throws -> TestCertificateAuthority in
             if let existing = cache[key] { return existing }
+            let created = try TestCertificateAuthority(keyKind: keyKind, shape: Shape(label: label))
             cache[key] = created
             return created
         }

@@ -132,7 +132,7 @@ struct JWTTests {
             let token = try bad.make(api.credentials, Int64(Date().timeIntervalSince1970))
             let response = try await api.transport.send(
                 TransportRequest(method: "GET", url: api.standIn.baseURL + "/sandbox/inApps/v1/transactions/1", headers: [.init("Authorization", "Bearer " + token)]),
-                deadline: .now + .seconds(5)
+                deadline: .now + .seconds(60)
             )
             #expect(response.status == 401)
             #expect(api.standIn.authFailures == [bad.expected])
@@ -142,7 +142,7 @@ struct JWTTests {
     @Test("a request without a token is refused")
     func missing() async throws {
         try await withServerAPI { api in
-            let response = try await api.transport.send(TransportRequest(method: "GET", url: api.standIn.baseURL + "/sandbox/inApps/v1/transactions/1"), deadline: .now + .seconds(5))
+            let response = try await api.transport.send(TransportRequest(method: "GET", url: api.standIn.baseURL + "/sandbox/inApps/v1/transactions/1"), deadline: .now + .seconds(60))
             #expect(response.status == 401)
             #expect(api.standIn.authFailures == [.missingToken])
         }

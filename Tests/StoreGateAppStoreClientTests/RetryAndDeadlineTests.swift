@@ -48,44 +48,54 @@ struct RetryAndDeadlineTests {
         }
     }
 
+    // The two deadline tests leave wide margins: the suite shares two cores with every other
+    // test, so a task may wait seconds for a thread. What they check holds at any speed: the
+    // call ends at its deadline, long before the server answers or the attempts run out.
+
     @Test("a slow server is abandoned at the call's deadline")
     func deadlineDuringAttempt() async throws {
-        let policy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(5), attemptTimeout: .seconds(10), totalDeadline: .milliseconds(400))
+        let policy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(5), attemptTimeout: .seconds(60), totalDeadline: .milliseconds(400))
         try await withVerifyReceiptStandIn(retryPolicy: policy) { standIn, client in
-            standIn.setLatency(.milliseconds(1500))
+            standIn.setLatency(.seconds(20))
             let started = ContinuousClock.now
             let error = await appStoreError { try await client.send(VerifyReceiptRequest(receiptData: "QQ==")) }
             let elapsed = ContinuousClock.now - started
             #expect(error?.code == .deadlineExceeded)
-            #expect(elapsed < .milliseconds(1400))
-            #expect(standIn.requestCount(.verifyReceipt) == 1)
+            #expect(error?.attempts == 1)
+            // Well before the server's 20 s and the attempt's 60 s timeout.
+            #expect(elapsed < .seconds(15))
+            #expect(standIn.requestCount(.verifyReceipt) <= 1)
         }
     }
 
     @Test("retries stop when the next wait would pass the deadline, before the attempt bound")
     func deadlineBetweenAttempts() async throws {
-        let policy = RetryPolicy(maxAttempts: 50, initialBackoff: .milliseconds(500), maxBackoff: .milliseconds(500), jitter: 0, attemptTimeout: .seconds(5), totalDeadline: .seconds(3))
+        let policy = RetryPolicy(maxAttempts: 50, initialBackoff: .milliseconds(500), maxBackoff: .milliseconds(500), jitter: 0, attemptTimeout: .seconds(60), totalDeadline: .seconds(3))
         try await withVerifyReceiptStandIn(retryPolicy: policy) { standIn, client in
             standIn.failAlways(.verifyReceipt, with: .httpStatus(503))
             let started = ContinuousClock.now
             let error = await appStoreError { try await client.send(VerifyReceiptRequest(receiptData: "QQ==")) }
             let elapsed = ContinuousClock.now - started
             #expect(error?.code == .deadlineExceeded)
-            #expect(error?.httpStatus == 503)
             let count = standIn.requestCount(.verifyReceipt)
-            // 500 ms apart within 3 s: at most 6 attempts, far below the bound of 50.
-            #expect(count >= 2 && count <= 6)
-            #expect(error?.attempts == count)
-            #expect(elapsed < .seconds(3))
+            let attempts = try #require(error?.attempts)
+            // 500 ms apart within 3 s: at most 7 attempts, far below the bound of 50. Every
+            // attempt but an abandoned last one reached the server and was answered 503.
+            #expect(attempts >= 1 && attempts <= 7)
+            #expect(count >= attempts - 1 && count <= attempts)
+            if count >= 2 {
+                #expect(error?.httpStatus == 503)
+            }
+            #expect(elapsed < .seconds(13))
         }
     }
 
     @Test("one attempt's timeout ends that attempt, and the next one succeeds")
     func attemptTimeout() async throws {
-        let policy = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(5), attemptTimeout: .milliseconds(300), totalDeadline: .seconds(10))
+        let policy = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(5), attemptTimeout: .seconds(2), totalDeadline: .seconds(60))
         try await withVerifyReceiptStandIn(retryPolicy: policy) { standIn, client in
             standIn.registerReceipt("U0xPVw==", environment: .production, reply: sampleReply(environment: .production))
-            standIn.setLatency(.milliseconds(800))
+            standIn.setLatency(.seconds(20))
             let slow = await appStoreError { try await client.send(VerifyReceiptRequest(receiptData: "U0xPVw==")) }
             #expect(slow?.code == .timedOut)
             #expect(slow?.attempts == 3)

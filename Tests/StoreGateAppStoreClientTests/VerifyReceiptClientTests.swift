@@ -92,7 +92,7 @@ struct VerifyReceiptClientTests {
     /// What the client does with each documented status answered by production.
     @Test("every documented status answered by production is handled as Apple documents it", arguments: VerifyReceiptStatus.documented)
     func everyStatus(status: VerifyReceiptStatus) async throws {
-        let policy = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(2), attemptTimeout: .seconds(5), totalDeadline: .seconds(10))
+        let policy = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(2), attemptTimeout: .seconds(60), totalDeadline: .seconds(120))
         try await withVerifyReceiptStandIn(retryPolicy: policy) { standIn, client in
             standIn.forceStatus(status, for: .production)
             let result: Result<VerifyReceiptClient.Exchange, AppStoreClientError>

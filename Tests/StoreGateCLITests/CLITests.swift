@@ -5,7 +5,7 @@ import Testing
 
 /// Runs the built `storegate` binary.
 struct CLI {
-    struct Result {
+    struct Result: Sendable {
         let status: Int32
         let stdout: String
         let stderr: String
@@ -19,8 +19,14 @@ struct CLI {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
+    /// Runs `storegate` on a thread of its own (see ``runBlocking(_:)``): waiting for a child
+    /// process must not hold a thread of the cooperative pool.
+    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Result {
         let binary = try #require(binary, "the storegate binary is not built next to the tests")
+        return try await runBlocking { try runToEnd(binary, arguments, stdin: stdin) }
+    }
+
+    private static func runToEnd(_ binary: URL, _ arguments: [String], stdin: Data?) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -53,7 +59,7 @@ struct CLI {
 @Suite("storegate CLI")
 struct CLITests {
     @Test("input that is not a proof gives one clear line and exit 2, never a stack trace")
-    func unusableInput() throws {
+    func unusableInput() async throws {
         let cases: [([String], Data?)] = [
             (["inspect", "/nonexistent/receipt.der"], nil),
             (["verify", "/nonexistent/receipt.der", "--bundle-id", "com.example.app"], nil),
@@ -63,7 +69,7 @@ struct CLITests {
             (["verify", "-", "--bundle-id", "x"], Data(Base64.encode(Array("hello, not a receipt".utf8)).utf8)),
         ]
         for (arguments, stdin) in cases {
-            let result = try CLI.run(arguments, stdin: stdin)
+            let result = try await CLI.run(arguments, stdin: stdin)
             #expect(result.status == 2, "\(arguments): exit \(result.status)")
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(arguments): \(result.stderr)")
@@ -73,7 +79,7 @@ struct CLITests {
     }
 
     @Test("a minted receipt verifies with its CA as an opt-in anchor and the Test environment accepted")
-    func mintedReceipt() throws {
+    func mintedReceipt() async throws {
         let authority = try TestCertificateAuthority.shared(.rsa2048)
         var payload = ReceiptMinter.Payload()
         payload.bundleId = "com.example.cli"
@@ -85,24 +91,24 @@ struct CLITests {
         try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
         try Data(authority.root.der).write(to: trust.appendingPathComponent("test-root.der"))
 
-        let valid = try CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--app-version", "7", "--environment", "test", "--trust-dir", trust.path, "--transaction-id", "42"])
+        let valid = try await CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--app-version", "7", "--environment", "test", "--trust-dir", trust.path, "--transaction-id", "42"])
         #expect(valid.status == 0, "\(valid.stdout)\(valid.stderr)")
         #expect(valid.stdout.contains("VALID: com.example.cli in Test"))
 
         // Without the anchor the same receipt is refused at the chain step.
-        let untrusted = try CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--environment", "test", "--json"])
+        let untrusted = try await CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--environment", "test", "--json"])
         #expect(untrusted.status == 1)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(untrusted.stdout.utf8)) as? [String: Any])
         #expect(json["valid"] as? Bool == false)
         #expect((json["error"] as? [String: Any])?["code"] as? String == "chain_untrusted_root")
 
         // With the anchor but Test not accepted: an expectation fails, never a pass.
-        let production = try CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--trust-dir", trust.path])
+        let production = try await CLI.run(["verify", file.path, "--bundle-id", "com.example.cli", "--trust-dir", trust.path])
         #expect(production.status == 1)
         #expect(production.stdout.contains("environment_not_accepted"))
 
         // inspect reads base64 from standard input too.
-        let inspected = try CLI.run(["inspect", "-"], stdin: Data(Base64.encode(receipt).utf8))
+        let inspected = try await CLI.run(["inspect", "-"], stdin: Data(Base64.encode(receipt).utf8))
         #expect(inspected.status == 0)
         let decoded = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
         let body = try #require(decoded["receipt"] as? [String: Any])
@@ -111,28 +117,28 @@ struct CLITests {
     }
 
     @Test("a real receipt verifies at its creation date and fails checked now", .enabled(if: Fixtures.directory != nil, Comment(rawValue: Fixtures.missingMessage)))
-    func realReceipt() throws {
+    func realReceipt() async throws {
         let path = try #require(Fixtures.url("receipts/kvitto-ios-sandbox-2015-05-23-sha1-1iap.der")).path
-        let valid = try CLI.run(["verify", path, "--bundle-id", "com.cocoanetics.EmmiView", "--app-version", "238"])
+        let valid = try await CLI.run(["verify", path, "--bundle-id", "com.cocoanetics.EmmiView", "--app-version", "238"])
         #expect(valid.status == 0)
         #expect(valid.stdout.contains("PASS  chain"))
-        let now = try CLI.run(["verify", path, "--bundle-id", "com.cocoanetics.EmmiView", "--at", "now"])
+        let now = try await CLI.run(["verify", path, "--bundle-id", "com.cocoanetics.EmmiView", "--at", "now"])
         #expect(now.status == 1)
         #expect(now.stdout.contains("FAIL  chain        chain_not_valid_at_signing_time"))
-        let other = try CLI.run(["verify", path, "--bundle-id", "com.attacker.app"])
+        let other = try await CLI.run(["verify", path, "--bundle-id", "com.attacker.app"])
         #expect(other.status == 1)
         #expect(other.stdout.contains("bundle_id_mismatch"))
     }
 
     @Test("inspect and verify detect a JWS and report it", .enabled(if: Fixtures.directory != nil, Comment(rawValue: Fixtures.missingMessage)))
-    func realJWS() throws {
+    func realJWS() async throws {
         let path = try #require(Fixtures.url("jws/gopay-sandbox-2022-03-notification-did-renew.jws")).path
-        let inspected = try CLI.run(["inspect", path])
+        let inspected = try await CLI.run(["inspect", path])
         #expect(inspected.status == 0)
         #expect(inspected.stdout.contains("DID_RENEW"))
-        let verified = try CLI.run(["verify", path, "--bundle-id", "com.audaos.audarecorder", "--json"])
+        let verified = try await CLI.run(["verify", path, "--bundle-id", "com.audaos.audarecorder", "--json"])
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
-        let wrong = try CLI.run(["verify", path, "--bundle-id", "com.attacker.app"])
+        let wrong = try await CLI.run(["verify", path, "--bundle-id", "com.attacker.app"])
         #expect(wrong.status == 1)
     }
 }

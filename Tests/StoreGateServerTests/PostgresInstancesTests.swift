@@ -18,10 +18,10 @@ struct PostgresInstancesTests {
         .enabled(if: shouldRun, "PostgreSQL server binaries are not installed (set STOREGATE_REQUIRE_POSTGRES=1 to fail instead)")
     )
     func sharedLedger() async throws {
-        let server = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: false))
-        defer { server.stop() }
+        let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false))
+        defer { server.stop() }  // pg_ctl stop -m immediate: a fraction of a second
         var configuration = try TestData.configuration()
-        configuration.database = .postgres(url: try server.createDatabase())
+        configuration.database = .postgres(url: try await server.makeDatabase())
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
         // Both instances open (and migrate) the same database, as `storegate serve` does.

@@ -20,7 +20,7 @@ enum PostgresForTests {
         guard let server else {
             throw TemporaryPostgres.Failure("no PostgreSQL server: the test is not inside the LedgerTests suite")
         }
-        return try server.createDatabase()
+        return try await server.makeDatabase()
     }
 
     /// A ledger on `url` (migrated), with a small pool.
@@ -39,11 +39,16 @@ struct PostgresServerTrait: SuiteTrait, TestScoping {
             return
         }
         // fsync off: these tests kill clients, never the server; benchmarks keep it on.
-        let server = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: false))
-        defer { server.stop() }
-        try await PostgresForTests.$server.withValue(server) {
-            try await function()
+        let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false))
+        do {
+            try await PostgresForTests.$server.withValue(server) {
+                try await function()
+            }
+        } catch {
+            await server.shutdown()
+            throw error
         }
+        await server.shutdown()
     }
 }
 
