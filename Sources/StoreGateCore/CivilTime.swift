@@ -55,23 +55,76 @@ public enum CivilTime {
 
     /// `2020-07-14T19:36:40Z`, or with `milliseconds` `2020-07-14T19:36:40.000Z`; with an
     /// offset, `2020-07-14T20:36:40+0100` (Xcode's form) or `+01:00` when `colon`.
+    ///
+    /// Written byte by byte: the service writes one per date in every reply.
     public static func rfc3339(_ date: Date, offsetSeconds: Int? = nil, milliseconds: Bool = false, colon: Bool = false) -> String {
         let f = fields(of: date, offsetSeconds: offsetSeconds ?? 0)
-        var text = "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2))T\(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2))"
-        if milliseconds { text += ".\(pad(f.millisecond, 3))" }
-        guard let offset = offsetSeconds else { return text + "Z" }
+        var text = TextBytes(capacity: 29)
+        text.date(f, separator: "T")
+        if milliseconds {
+            text.byte(".")
+            text.digits(f.millisecond, 3)
+        }
+        guard let offset = offsetSeconds else {
+            text.byte("Z")
+            return text.string
+        }
         let magnitude = Int64(abs(offset))
-        return text + (offset < 0 ? "-" : "+") + pad(magnitude / 3600, 2) + (colon ? ":" : "") + pad(magnitude % 3600 / 60, 2)
+        text.byte(offset < 0 ? "-" : "+")
+        text.digits(magnitude / 3600, 2)
+        if colon { text.byte(":") }
+        text.digits(magnitude % 3600 / 60, 2)
+        return text.string
     }
 
     /// `2020-07-22 17:39:08` followed by ` ` and `zone` (verifyReceipt's form), shifted by `offsetSeconds`.
     public static func appleText(_ date: Date, offsetSeconds: Int = 0, zone: String) -> String {
-        let f = fields(of: date, offsetSeconds: offsetSeconds)
-        return "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2)) \(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2)) \(zone)"
+        var text = TextBytes(capacity: 20 + zone.utf8.count)
+        text.date(fields(of: date, offsetSeconds: offsetSeconds), separator: " ")
+        text.byte(" ")
+        text.bytes.append(contentsOf: zone.utf8)
+        return text.string
     }
 
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    /// ASCII written into one buffer.
+    private struct TextBytes {
+        var bytes: [UInt8] = []
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        var string: String { String(decoding: bytes, as: UTF8.self) }
+
+        mutating func byte(_ character: Unicode.Scalar) { bytes.append(UInt8(ascii: character)) }
+
+        /// `value` in decimal, zero-padded to at least `width` digits; a minus sign first when negative.
+        mutating func digits(_ value: Int64, _ width: Int) {
+            if value < 0 { byte("-") }
+            let magnitude = value.magnitude
+            var divisor: UInt64 = 1
+            var count = 1
+            while count < width || magnitude / divisor >= 10 {
+                divisor *= 10
+                count += 1
+            }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+                divisor /= 10
+            }
+        }
+
+        /// `YYYY-MM-DD` `separator` `hh:mm:ss`.
+        mutating func date(_ f: Fields, separator: Unicode.Scalar) {
+            digits(f.year, 4)
+            byte("-")
+            digits(f.month, 2)
+            byte("-")
+            digits(f.day, 2)
+            byte(separator)
+            digits(f.hour, 2)
+            byte(":")
+            digits(f.minute, 2)
+            byte(":")
+            digits(f.second, 2)
+        }
     }
 }

@@ -102,7 +102,7 @@ struct CodingTests {
 
     @Test("writes RFC 3339 UTC timestamps with milliseconds", arguments: dates)
     func timestamps(_ seconds: Double, _ expected: String) {
-        #expect(RFC3339.string(Date(timeIntervalSince1970: seconds)) == expected)
+        #expect(CivilTime.rfc3339(Date(timeIntervalSince1970: seconds), milliseconds: true) == expected)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateCore
 
 /// A value that writes itself as JSON.
 ///
@@ -123,7 +124,7 @@ struct JSONWriter {
 
     mutating func member(_ name: StaticString, _ value: Date) {
         key(name)
-        string(RFC3339.string(value))
+        string(CivilTime.rfc3339(value, milliseconds: true))
     }
 
     mutating func member(_ name: StaticString, _ value: Date?) {
