@@ -17,13 +17,16 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("postgres-url"), help: "ledger: benchmark this PostgreSQL database instead of a throwaway local server.")
     var postgresURL: String?
 
+    @Option(name: .customLong("postgres-connections"), help: "ledger: the PostgreSQL connection pool's size (16 writers share it).")
+    var postgresConnections: Int = 16
+
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
         for suite in chosen {
             switch suite {
             case "receipt", "receipts": try await ReceiptBenchmark.run(iterations: iterations)
             case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
-            case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL)
+            case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger)")
             }
         }

@@ -15,7 +15,7 @@ import StoreGateTestSupport
 /// PostgreSQL runs on a throwaway server with fsync on (``TemporaryPostgres``) unless
 /// `--postgres-url` names one.
 enum LedgerBenchmark {
-    static func run(iterations: Int, postgresURL: String? = nil) async throws {
+    static func run(iterations: Int, postgresURL: String? = nil, postgresConnections: Int = 16) async throws {
         let count = max(20_000, iterations * 10)
         let accounts = max(1, count / 4)
         print("ledger (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(count) operations per line)")
@@ -60,12 +60,12 @@ enum LedgerBenchmark {
             server = started
             url = try started.createDatabase("storegate_bench")
         }
-        let postgres = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: 16)
+        let postgres = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: max(1, postgresConnections))
         try await record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: true)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: false)
         await postgres.close()
-        if server != nil { print("          (postgres: a throwaway local server, fsync on, 16-connection pool)") }
+        print("          (postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
     }
 
     // MARK: Workload
