@@ -37,11 +37,16 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let (credentials, account) = AppleStandIn.ServerAPIAccount.makeTestPair(bundleId: bundleId)
         let keyPath = directory.appendingPathComponent("stand-in-key.p8").path
-        FileManager.default.createFile(atPath: keyPath, contents: Data(credentials.privateKey.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: keyPath, contents: Data(credentials.privateKey.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CLIError("could not write \(keyPath)")
+        }
         let minter = try JWSMinter.shared(label: "StoreGate Stand-in")
         let trustDirectory = directory.appendingPathComponent("trust")
         try FileManager.default.createDirectory(at: trustDirectory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: trustDirectory.appendingPathComponent("stand-in-root.der").path, contents: Data(minter.authority.root.der))
+        let rootPath = trustDirectory.appendingPathComponent("stand-in-root.der").path
+        guard FileManager.default.createFile(atPath: rootPath, contents: Data(minter.authority.root.der)) else {
+            throw CLIError("could not write \(rootPath)")
+        }
 
         var known: [(base64: String, reply: VerifyReceiptResponse)] = []
         for path in receipts {
