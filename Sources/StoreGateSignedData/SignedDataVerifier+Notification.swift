@@ -120,63 +120,57 @@ extension SignedDataVerifier {
     private func verifyNested(_ payload: ResponseBodyV2DecodedPayload) async throws(SignedDataError) -> Nested {
         var nested = Nested()
         if let signed = payload.data?.signedTransactionInfo {
-            let field = "data.signedTransactionInfo"
-            do throws(SignedDataError) {
-                let bytes = Array(signed.utf8)
-                let (jws, signed, transaction) = try open(bytes) { object throws(SignedDataError) in
-                    try JWSTransactionDecodedPayload(object: object, path: "")
-                }
-                let signedDate = try Self.required(transaction.signedDate, "signedDate")
-                let authentication = try await validateChain(jws, signed, signingTime: signedDate)
-                let environment = try Self.nestedEnvironment(transaction.environment, authentication, field: "environment")
-                nested.transaction = VerifiedSignedTransaction(
-                    payload: transaction,
-                    details: details(.signedTransaction, jws, environment, authentication, signedDate, .signedDate),
-                    rawJWS: bytes
-                )
-            } catch {
-                throw error.nested(in: field)
-            }
+            let (transaction, details, bytes) = try await verifyNestedJWS(
+                signed, field: "data.signedTransactionInfo", kind: .signedTransaction, environmentField: "environment",
+                decode: { object throws(SignedDataError) in try JWSTransactionDecodedPayload(object: object, path: "") },
+                signingTime: { transaction throws(SignedDataError) in (try Self.required(transaction.signedDate, "signedDate"), .signedDate) },
+                environment: \.environment
+            )
+            nested.transaction = VerifiedSignedTransaction(payload: transaction, details: details, rawJWS: bytes)
         }
         if let signed = payload.data?.signedRenewalInfo {
-            let field = "data.signedRenewalInfo"
-            do throws(SignedDataError) {
-                let bytes = Array(signed.utf8)
-                let (jws, signed, renewalInfo) = try open(bytes) { object throws(SignedDataError) in
-                    try JWSRenewalInfoDecodedPayload(object: object, path: "")
-                }
-                let signedDate = try Self.required(renewalInfo.signedDate, "signedDate")
-                let authentication = try await validateChain(jws, signed, signingTime: signedDate)
-                let environment = try Self.nestedEnvironment(renewalInfo.environment, authentication, field: "environment")
-                nested.renewalInfo = VerifiedSignedRenewalInfo(
-                    payload: renewalInfo,
-                    details: details(.signedRenewalInfo, jws, environment, authentication, signedDate, .signedDate),
-                    rawJWS: bytes
-                )
-            } catch {
-                throw error.nested(in: field)
-            }
+            let (renewalInfo, details, bytes) = try await verifyNestedJWS(
+                signed, field: "data.signedRenewalInfo", kind: .signedRenewalInfo, environmentField: "environment",
+                decode: { object throws(SignedDataError) in try JWSRenewalInfoDecodedPayload(object: object, path: "") },
+                signingTime: { renewalInfo throws(SignedDataError) in (try Self.required(renewalInfo.signedDate, "signedDate"), .signedDate) },
+                environment: \.environment
+            )
+            nested.renewalInfo = VerifiedSignedRenewalInfo(payload: renewalInfo, details: details, rawJWS: bytes)
         }
         if let signed = payload.appData?.signedAppTransactionInfo {
-            let field = "appData.signedAppTransactionInfo"
-            do throws(SignedDataError) {
-                let bytes = Array(signed.utf8)
-                let (jws, signed, appTransaction) = try open(bytes) { object throws(SignedDataError) in
-                    try AppTransaction(object: object, path: "")
-                }
-                let (signingTime, source) = Self.signingTime(of: appTransaction, clock: clock)
-                let authentication = try await validateChain(jws, signed, signingTime: signingTime)
-                let environment = try Self.nestedEnvironment(appTransaction.receiptType, authentication, field: "receiptType")
-                nested.appTransaction = VerifiedSignedAppTransaction(
-                    payload: appTransaction,
-                    details: details(.appTransaction, jws, environment, authentication, signingTime, source),
-                    rawJWS: bytes
-                )
-            } catch {
-                throw error.nested(in: field)
-            }
+            let clock = self.clock
+            let (appTransaction, details, bytes) = try await verifyNestedJWS(
+                signed, field: "appData.signedAppTransactionInfo", kind: .appTransaction, environmentField: "receiptType",
+                decode: { object throws(SignedDataError) in try AppTransaction(object: object, path: "") },
+                signingTime: { appTransaction in Self.signingTime(of: appTransaction, clock: clock) },
+                environment: \.receiptType
+            )
+            nested.appTransaction = VerifiedSignedAppTransaction(payload: appTransaction, details: details, rawJWS: bytes)
         }
         return nested
+    }
+
+    /// One nested JWS: structure, signature and payload, then its chain at its own signing
+    /// time, and the environment it claims; any failure is reported inside `field`.
+    private func verifyNestedJWS<Payload>(
+        _ text: String,
+        field: String,
+        kind: ProofKind,
+        environmentField: String,
+        decode: (JSONObject) throws(SignedDataError) -> Payload,
+        signingTime: (Payload) throws(SignedDataError) -> (Date, SignedDataDetails.SigningTimeSource),
+        environment: (Payload) -> Environment?
+    ) async throws(SignedDataError) -> (Payload, SignedDataDetails, [UInt8]) {
+        do throws(SignedDataError) {
+            let bytes = Array(text.utf8)
+            let (jws, signed, payload) = try open(bytes, decode: decode)
+            let (time, source) = try signingTime(payload)
+            let authentication = try await validateChain(jws, signed, signingTime: time)
+            let claimed = try Self.nestedEnvironment(environment(payload), authentication, field: environmentField)
+            return (payload, details(kind, jws, claimed, authentication, time, source), bytes)
+        } catch {
+            throw error.nested(in: field)
+        }
     }
 
     private static func nestedEnvironment(
