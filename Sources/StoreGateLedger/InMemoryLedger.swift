@@ -33,57 +33,44 @@ public actor InMemoryLedger: Ledger {
 
     @discardableResult
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.record, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureRecord { () throws(LedgerError) in
             try checkOpen()
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
             let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
             apply(plan)
-            metrics.recorded(outcome)
             return outcome
-        } catch {
-            metrics.recordFailed(error)
-            throw error
         }
     }
 
     @discardableResult
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.notification, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureNotification { () throws(LedgerError) in
             try checkOpen()
             let prepared = try planner.prepare(notification, receivedAt: Date())
             let uuid = prepared.notification.summary.notificationUUID
             if notifications[uuid] != nil {
-                metrics.notification("duplicate")
                 let owner = prepared.transaction.flatMap { families[$0.familyKey]?.account }
                 return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
             }
             let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
             apply(plan)
-            metrics.notification("applied")
             return outcome
-        } catch {
-            metrics.notification("error")
-            throw error
         }
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
         try checkOpen()
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.query, since: start) }
-        let owned = (transactionsByAccount[account] ?? []).compactMap { transactions[$0]?.value }
-        let familyKeys = Set(owned.map { FamilyKey(environment: $0.environment, originalTransactionId: $0.originalTransactionId) })
-        var records = AccountRecords(transactions: owned)
-        for key in familyKeys {
-            records.renewals[key] = renewals[key]
-            records.notifications += (notificationsByFamily[key] ?? []).compactMap { notifications[$0]?.summary }
+        return try await metrics.measureQuery { () throws(LedgerError) in
+            let owned = (transactionsByAccount[account] ?? []).compactMap { transactions[$0]?.value }
+            let familyKeys = Set(owned.map { FamilyKey(environment: $0.environment, originalTransactionId: $0.originalTransactionId) })
+            var records = AccountRecords(transactions: owned)
+            for key in familyKeys {
+                records.renewals[key] = renewals[key]
+                records.notifications += (notificationsByFamily[key] ?? []).compactMap { notifications[$0]?.summary }
+            }
+            records.balances = balances.filter { $0.key.account == account }.map(\.value)
+            return EntitlementCalculator.entitlements(for: account, records: records, at: date)
         }
-        records.balances = balances.filter { $0.key.account == account }.map(\.value)
-        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
     }
 
     public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
@@ -97,16 +84,13 @@ public actor InMemoryLedger: Ledger {
     public func consume(
         _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
     ) async throws(LedgerError) -> ConsumptionReceipt {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.consume, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureConsumption { () throws(LedgerError) in
             try checkOpen()
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
             if let earlier = consumptions[account]?[idempotencyKey] {
                 guard earlier.productId == productId, earlier.quantity == quantity else {
                     throw LedgerError(.idempotencyKeyReused, reason: "the idempotency key was used for another product or quantity", productId: productId)
                 }
-                metrics.consumption("replay")
                 return earlier.receipt(isReplay: true)
             }
             let key = BalanceKey(account: account, productId: productId)
@@ -121,11 +105,7 @@ public actor InMemoryLedger: Ledger {
                 consumedAt: date.ledgerNormalized, remaining: balance.available
             )
             consumptions[account, default: [:]][idempotencyKey] = row
-            metrics.consumption("consumed")
             return row.receipt(isReplay: false)
-        } catch {
-            metrics.consumptionFailed(error)
-            throw error
         }
     }
 

@@ -39,43 +39,75 @@ package struct LedgerMetrics: Sendable {
         })
     }
 
-    /// Counts a recording by its outcome.
-    package func recorded(_ outcome: RecordOutcome) {
-        let key = !outcome.newTransactionIds.isEmpty ? "new" : (outcome.updatedTransactionIds.isEmpty ? "duplicate" : "updated")
-        records[key]?.increment()
-    }
-
-    /// Counts a refused or failed recording.
-    package func recordFailed(_ error: LedgerError) {
-        switch error.code {
-        case .ownedByAnotherAccount, .appAccountTokenMismatch: records["conflict"]?.increment()
-        case .storage, .migration, .closed: records["error"]?.increment()
-        default: records["rejected"]?.increment()
+    /// Runs a recording: timed, and counted by its outcome or its error.
+    package func measureRecord(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(LedgerError) -> RecordOutcome
+    ) async throws(LedgerError) -> RecordOutcome {
+        try await measure(.record, isolation: isolation, body) { outcome in
+            records[!outcome.newTransactionIds.isEmpty ? "new" : (outcome.updatedTransactionIds.isEmpty ? "duplicate" : "updated")]?.increment()
+        } failed: { error in
+            switch error.code {
+            case .ownedByAnotherAccount, .appAccountTokenMismatch: records["conflict"]?.increment()
+            case .storage, .migration, .closed: records["error"]?.increment()
+            default: records["rejected"]?.increment()
+            }
         }
     }
 
-    /// Counts a notification by its outcome.
-    package func notification(_ outcome: String) {
-        notifications[outcome]?.increment()
-    }
-
-    /// Counts a consumption by its outcome.
-    package func consumption(_ outcome: String) {
-        consumptions[outcome]?.increment()
-    }
-
-    /// Counts a refused or failed consumption.
-    package func consumptionFailed(_ error: LedgerError) {
-        switch error.code {
-        case .insufficientBalance: consumptions["insufficient"]?.increment()
-        case .storage, .migration, .closed: consumptions["error"]?.increment()
-        default: consumptions["rejected"]?.increment()
+    /// Runs the taking of a notification: timed, and counted as applied, duplicate or error.
+    package func measureNotification(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(LedgerError) -> NotificationOutcome
+    ) async throws(LedgerError) -> NotificationOutcome {
+        try await measure(.notification, isolation: isolation, body) { outcome in
+            notifications[outcome.isDuplicate ? "duplicate" : "applied"]?.increment()
+        } failed: { _ in
+            notifications["error"]?.increment()
         }
     }
 
-    /// Records how long an operation took since `start` (from `DispatchTime.now().uptimeNanoseconds`).
-    package func duration(_ operation: Operation, since start: UInt64) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        timers[operation]?.recordNanoseconds(Int64(now &- start))
+    /// Runs a consumption: timed, and counted by its outcome or its error.
+    package func measureConsumption(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(LedgerError) -> ConsumptionReceipt
+    ) async throws(LedgerError) -> ConsumptionReceipt {
+        try await measure(.consume, isolation: isolation, body) { receipt in
+            consumptions[receipt.isReplay ? "replay" : "consumed"]?.increment()
+        } failed: { error in
+            switch error.code {
+            case .insufficientBalance: consumptions["insufficient"]?.increment()
+            case .storage, .migration, .closed: consumptions["error"]?.increment()
+            default: consumptions["rejected"]?.increment()
+            }
+        }
+    }
+
+    /// Runs a query: timed.
+    package func measureQuery<T>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(LedgerError) -> T
+    ) async throws(LedgerError) -> T {
+        try await measure(.query, isolation: isolation, body) { _ in } failed: { _ in }
+    }
+
+    /// Runs `body` in the caller's isolation, records its duration, and reports its result.
+    private func measure<T>(
+        _ operation: Operation,
+        isolation: isolated (any Actor)?,
+        _ body: () async throws(LedgerError) -> T,
+        succeeded: (T) -> Void,
+        failed: (LedgerError) -> Void
+    ) async throws(LedgerError) -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { timers[operation]?.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- start)) }
+        do throws(LedgerError) {
+            let result = try await body()
+            succeeded(result)
+            return result
+        } catch {
+            failed(error)
+            throw error
+        }
     }
 }

@@ -97,13 +97,11 @@ public final class PostgresLedger: Ledger {
 
     @discardableResult
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.record, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureRecord { () throws(LedgerError) in
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
             let planner = self.planner
             let logger = self.logger
-            let outcome = try await withConnection { connection in
+            return try await withConnection { connection in
                 let loaded = try await Self.load(
                     connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: nil, logger: logger
                 )
@@ -111,23 +109,16 @@ public final class PostgresLedger: Ledger {
                 try await Self.apply(plan, loaded: loaded, connection, logger: logger)
                 return outcome
             }
-            metrics.recorded(outcome)
-            return outcome
-        } catch {
-            metrics.recordFailed(error)
-            throw error
         }
     }
 
     @discardableResult
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.notification, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureNotification { () throws(LedgerError) in
             let prepared = try planner.prepare(notification, receivedAt: Date())
             let planner = self.planner
             let logger = self.logger
-            let outcome = try await withConnection { connection -> NotificationOutcome in
+            return try await withConnection { connection -> NotificationOutcome in
                 let uuid = prepared.notification.summary.notificationUUID
                 let loaded = try await Self.load(
                     connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: uuid, logger: logger
@@ -140,22 +131,17 @@ public final class PostgresLedger: Ledger {
                 try await Self.apply(plan, loaded: loaded, connection, logger: logger)
                 return outcome
             }
-            metrics.notification(outcome.isDuplicate ? "duplicate" : "applied")
-            return outcome
-        } catch {
-            metrics.notification("error")
-            throw error
         }
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.query, since: start) }
-        let logger = self.logger
-        let records = try await withConnection { connection in
-            try await Self.loadAccount(connection, account, logger: logger)
+        try await metrics.measureQuery { () throws(LedgerError) in
+            let logger = self.logger
+            let records = try await withConnection { connection in
+                try await Self.loadAccount(connection, account, logger: logger)
+            }
+            return EntitlementCalculator.entitlements(for: account, records: records, at: date)
         }
-        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
     }
 
     public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
@@ -171,19 +157,12 @@ public final class PostgresLedger: Ledger {
     public func consume(
         _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
     ) async throws(LedgerError) -> ConsumptionReceipt {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.consume, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureConsumption { () throws(LedgerError) in
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
             let logger = self.logger
-            let receipt = try await withConnection { connection in
+            return try await withConnection { connection in
                 try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: logger)
             }
-            metrics.consumption(receipt.isReplay ? "replay" : "consumed")
-            return receipt
-        } catch {
-            metrics.consumptionFailed(error)
-            throw error
         }
     }
 

@@ -120,11 +120,9 @@ public final class SQLiteLedger: Ledger {
 
     @discardableResult
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.record, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureRecord { () throws(LedgerError) in
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
-            let outcome = try await perform { () throws(LedgerError) in
+            return try await perform { () throws(LedgerError) in
                 try self.write { connection throws(LedgerError) in
                     let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
                     let (plan, outcome) = try self.planner.plan(prepared, state: state)
@@ -132,21 +130,14 @@ public final class SQLiteLedger: Ledger {
                     return outcome
                 }
             }
-            metrics.recorded(outcome)
-            return outcome
-        } catch {
-            metrics.recordFailed(error)
-            throw error
         }
     }
 
     @discardableResult
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.notification, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureNotification { () throws(LedgerError) in
             let prepared = try planner.prepare(notification, receivedAt: Date())
-            let outcome = try await perform { () throws(LedgerError) in
+            return try await perform { () throws(LedgerError) in
                 try self.write { connection throws(LedgerError) -> NotificationOutcome in
                     let uuid = prepared.notification.summary.notificationUUID
                     var exists = false
@@ -163,21 +154,16 @@ public final class SQLiteLedger: Ledger {
                     return outcome
                 }
             }
-            metrics.notification(outcome.isDuplicate ? "duplicate" : "applied")
-            return outcome
-        } catch {
-            metrics.notification("error")
-            throw error
         }
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.query, since: start) }
-        let records = try await perform { () throws(LedgerError) in
-            try self.read(snapshot: true) { connection throws(LedgerError) in try Self.loadAccount(connection, account) }
+        try await metrics.measureQuery { () throws(LedgerError) in
+            let records = try await perform { () throws(LedgerError) in
+                try self.read(snapshot: true) { connection throws(LedgerError) in try Self.loadAccount(connection, account) }
+            }
+            return EntitlementCalculator.entitlements(for: account, records: records, at: date)
         }
-        return EntitlementCalculator.entitlements(for: account, records: records, at: date)
     }
 
     public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
@@ -200,20 +186,13 @@ public final class SQLiteLedger: Ledger {
     public func consume(
         _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
     ) async throws(LedgerError) -> ConsumptionReceipt {
-        let start = DispatchTime.now().uptimeNanoseconds
-        defer { metrics.duration(.consume, since: start) }
-        do throws(LedgerError) {
+        try await metrics.measureConsumption { () throws(LedgerError) in
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
-            let receipt = try await perform { () throws(LedgerError) in
+            return try await perform { () throws(LedgerError) in
                 try self.write { connection throws(LedgerError) in
                     try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
                 }
             }
-            metrics.consumption(receipt.isReplay ? "replay" : "consumed")
-            return receipt
-        } catch {
-            metrics.consumptionFailed(error)
-            throw error
         }
     }
 
