@@ -6,8 +6,8 @@
 
 For each file in <fixtures>/jws:
   * Apple's SignedDataVerifier (enable_online_checks=False) verifies and decodes it, given the
-    same root StoreGate trusts: Apple Root CA - G3 for real Apple JWS, the root each of the library's mock
-    JWS carries for those, and Environment.XCODE for Xcode JWS (where Apple's library skips
+    same root StoreGate trusts: Apple Root CA - G3 for real Apple JWS, the library's own test CA
+    (certs/apple-asslib-testCA.der) for its mock JWS, and Environment.XCODE for Xcode JWS (where Apple's library skips
     the signature; StoreGate checks it against the Xcode certificate the JWS carries);
   * `storegate verify --json` verifies it with the same bundle id and environment
     (`Test` / `Xcode` for data anchored by an opt-in anchor), and `storegate inspect` decodes it;
@@ -170,10 +170,10 @@ def main():
         header = b64url_json(jws.split(".")[0])
         chain = [base64.b64decode(item) for item in header.get("x5c", [])]
         if name.startswith("apple-asslib-mock-"):
-            # The root each mock carries: certs/apple-asslib-testCA.der for some, a sibling
-            # (same name and key, other validity) for others. StoreGate needs the root in
-            # x5c to be the anchor itself; Apple's library ignores x5c[2].
-            root = chain[-1] if chain else cert("apple-asslib-testCA.der")
+            # Apple's own test CA (certs/apple-asslib-testCA.der) as the one anchor, as in Apple's
+            # library tests. Some mocks list it in x5c[2], others a re-issued copy (same name and
+            # key, other validity): to RFC 5280 the same anchor, and both verifiers accept both.
+            root = cert("apple-asslib-testCA.der")
             config = dict(roots=[root], python_env=Environment.SANDBOX, storegate_env="test", trust=trust_dir(name, root), bundle="com.example",
                           strict=False)
         elif name.startswith("apple-asslib-xcode-"):

@@ -124,8 +124,8 @@ public final class CertificateChainVerifier: Sendable {
             throw Self.diagnose(leaf: leaf.certificate, others: intermediates, roots: roots, at: time, policy: policy, optIn: optInCertificates)
         }
 
-        if candidate.mustBeOrdered, validated != certificates.map(\.certificate) {
-            throw ChainError(.wrongOrder, reason: "the validated chain differs from the certificates as listed")
+        if candidate.mustBeOrdered {
+            try Self.checkListed(certificates, against: validated, policy: policy)
         }
         let lookup = Dictionary(certificates.map { ($0.certificate, $0.fingerprint) }, uniquingKeysWith: { first, _ in first })
         let appleRootLookup = Dictionary(trustStore.appleRoots.map { ($0.certificate, $0.fingerprint) }, uniquingKeysWith: { first, _ in first })
@@ -162,6 +162,30 @@ public final class CertificateChainVerifier: Sendable {
         }
     }
 
+    /// An ordered chain (JWS `x5c`) must be the validated chain as listed: the same leaf and
+    /// intermediates, and a last certificate that is the anchor. A trust anchor is a name and a
+    /// key (RFC 5280 §6.1.1 d), so for an opt-in anchor another certificate object with the
+    /// same subject and key is the anchor too (Apple's app-store-server-library test data is
+    /// signed that way); a pinned Apple root must be listed as itself, its fingerprint pinned.
+    private static func checkListed(_ listed: [CandidateCertificate], against validated: [Certificate], policy: ChainPolicy) throws(ChainError) {
+        guard validated.count == listed.count,
+              zip(validated.dropLast(), listed.dropLast()).allSatisfy({ $0 == $1.certificate }),
+              let anchor = validated.last, let last = listed.last
+        else {
+            throw ChainError(.wrongOrder, reason: "the validated chain differs from the certificates as listed")
+        }
+        guard anchor != last.certificate else { return }
+        guard last.fingerprint != policy.pinnedRoot else {
+            throw ChainError(.wrongOrder, reason: "the validated chain differs from the certificates as listed")
+        }
+        if anchor.subject == last.certificate.subject, anchor.publicKey == last.certificate.publicKey, listed.count > 1 {
+            return
+        }
+        throw ChainError(
+            .untrustedRoot,
+            reason: "certificate \(listed.count - 1) is not the anchor that issued certificate \(listed.count - 2) (another name or key)")
+    }
+
     /// Names the reason a chain failed, after `Verifier` refused it.
     private static func diagnose(
         leaf: Certificate,
@@ -184,8 +208,22 @@ public final class CertificateChainVerifier: Sendable {
         guard let top = path.last, roots.contains(top) else {
             return ChainError(.untrustedRoot, reason: "the chain does not end in the pinned \(policy.name) root or an opt-in anchor")
         }
+        // Signatures first: a certificate that names a trusted root as its issuer but is not
+        // signed by that root's key hangs from a foreign root copying the trusted one's name.
+        for index in path.indices.dropLast() {
+            let certificate = path[index]
+            let issuer = path[index + 1]
+            guard !issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else { continue }
+            let role = Self.role(index, of: path.count)
+            if index + 1 == path.count - 1 {
+                return ChainError(
+                    .untrustedRoot,
+                    reason: "the \(role) names \(issuer.subject) as its issuer, but its signature does not verify under that trusted root's key: a forged root copying the trusted one's name")
+            }
+            return ChainError(.invalidChain, reason: "the \(role)'s signature does not verify under the key of the \(Self.role(index + 1, of: path.count)) it names as its issuer")
+        }
         for (index, certificate) in path.enumerated() where time < certificate.notValidBefore || time > certificate.notValidAfter {
-            let role = index == 0 ? "leaf" : (index == path.count - 1 ? "root" : "intermediate")
+            let role = Self.role(index, of: path.count)
             return ChainError(.notValidAtSigningTime, reason: "the \(role) certificate is not valid at the signing time")
         }
         if path.count == 1 {
@@ -201,6 +239,10 @@ public final class CertificateChainVerifier: Sendable {
             return ChainError(.intermediateMarkerMissing, reason: "the intermediate lacks Apple's WWDR marker \(policy.intermediateMarker)")
         }
         return ChainError(.invalidChain, reason: "a certificate signature, key usage or constraint is not valid")
+    }
+
+    private static func role(_ index: Int, of count: Int) -> String {
+        index == 0 ? "leaf" : (index == count - 1 ? "root" : "intermediate")
     }
 
     /// The bounded result cache: first in, first out.

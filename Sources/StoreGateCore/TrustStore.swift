@@ -110,6 +110,15 @@ public struct TrustStore: Sendable {
         optInAnchors.contains { $0.fingerprint == fingerprint }
     }
 
+    /// Whether an opt-in anchor has this subject and key: a trust anchor is a name and a key
+    /// (RFC 5280 §6.1.1 d), so a re-issued certificate for it names the same anchor.
+    public func isOptInAnchor(named subject: DistinguishedName, key: Certificate.PublicKey) -> Bool {
+        optInAnchors.contains { $0.certificate.subject == subject && $0.certificate.publicKey == key }
+    }
+
+    /// Every anchor: Apple root files, then opt-in anchors.
+    public var anchors: [Anchor] { appleRoots + optInAnchors }
+
     private static func anchor(_ der: [UInt8]) throws(ChainError) -> Anchor {
         do {
             return Anchor(certificate: try Certificate(derEncoded: der), fingerprint: Fingerprint(of: der))

@@ -56,6 +56,21 @@ struct ReceiptContainer {
         guard let content = signedData.content else {
             throw ReceiptError(.missingContent, field: "EncapsulatedContentInfo.eContent", reason: "the SignedData carries no receipt")
         }
+        // CMSVersion, RFC 5652 §5.1 and §5.3: a SignerInfo naming its certificate by issuer and
+        // serial number is version 1, by subject key identifier 3; SignedData is 3 when any
+        // signer is, else 1. Unsigned bytes, so they are checked exactly rather than ignored.
+        var usesKeyIdentifier = false
+        for (index, signer) in signedData.signerInfos.enumerated() {
+            let expected: Int
+            if case .subjectKeyIdentifier = signer.identifier { expected = 3; usesKeyIdentifier = true } else { expected = 1 }
+            guard signer.version == expected else {
+                throw ReceiptError(.malformedPKCS7, field: "SignerInfo[\(index)].version", reason: "version \(signer.version); RFC 5652 requires \(expected) for this signer identifier")
+            }
+        }
+        let expectedVersion = usesKeyIdentifier ? 3 : 1
+        guard signedData.version == expectedVersion else {
+            throw ReceiptError(.malformedPKCS7, field: "SignedData.version", reason: "version \(signedData.version); RFC 5652 requires \(expectedVersion) for these signers")
+        }
         self.signedData = signedData
         self.content = content
     }

@@ -105,22 +105,30 @@ extension SignedDataVerifier {
         } else {
             certificates = try Self.parseCertificates(jws.header.certificateChain)
         }
-        // The last certificate is the root itself: the pinned Apple Root CA - G3 or an enabled
-        // opt-in anchor, by fingerprint. (A lone certificate is its own root: Xcode's.)
+        // The last certificate is the root itself: the pinned Apple Root CA - G3 by fingerprint,
+        // or an enabled opt-in anchor — by fingerprint, or (a trust anchor being a name and a
+        // key, RFC 5280) another certificate with the anchor's subject and key, which the chain
+        // verifier then checks issued x5c[1]. (A lone certificate is its own root: Xcode's.)
+        let store = chainVerifier.trustStore
         let isRoot = { (fingerprint: Fingerprint) in
-            fingerprint == ChainPolicy.signedData.pinnedRoot || self.chainVerifier.trustStore.isOptInAnchor(fingerprint)
+            fingerprint == ChainPolicy.signedData.pinnedRoot || store.isOptInAnchor(fingerprint)
         }
-        if let root = certificates.last?.fingerprint, !isRoot(root) {
+        if let root = certificates.last, !isRoot(root.fingerprint),
+           certificates.count == 1 || !store.isOptInAnchor(named: root.certificate.subject, key: root.certificate.publicKey) {
             if let index = certificates.firstIndex(where: { isRoot($0.fingerprint) }) {
                 throw SignedDataError(
                     .chain, .chain(.wrongOrder), field: "header.x5c[\(index)]",
                     reason: "the root is listed at position \(index); x5c lists leaf, intermediate, root")
             }
-            throw SignedDataError(
-                .chain, .chain(.untrustedRoot), field: "header.x5c[\(certificates.count - 1)]",
-                reason: certificates.count == 1
-                    ? "a lone certificate is trusted only when it is an enabled opt-in anchor (Xcode's StoreKit Testing certificate)"
-                    : "the root in x5c is neither the pinned Apple Root CA - G3 nor an enabled opt-in anchor")
+            let reason: String
+            if certificates.count == 1 {
+                reason = "a lone certificate is trusted only when it is an enabled opt-in anchor (Xcode's StoreKit Testing certificate)"
+            } else if store.anchors.contains(where: { $0.certificate.subject == root.certificate.subject }) {
+                reason = "the root in x5c copies the name of a trusted root (\(root.certificate.subject)) but not its key: a forged root"
+            } else {
+                reason = "the root in x5c (\(root.certificate.subject)) is neither the pinned Apple Root CA - G3 nor an enabled opt-in anchor"
+            }
+            throw SignedDataError(.chain, .chain(.untrustedRoot), field: "header.x5c[\(certificates.count - 1)]", reason: reason)
         }
         do throws(ChainError) {
             let signer = try await chainVerifier.validate(

@@ -244,3 +244,32 @@ extension TestCertificateAuthority {
         self.leaf = leaf
     }
 }
+
+extension TestCertificateAuthority {
+    /// Another certificate for this authority's root: the same subject and key, a new serial
+    /// number and validity (a CA re-issued, as the root in Apple's library test data is). To
+    /// RFC 5280 it is the same trust anchor.
+    public func reissuedRoot(validity: ClosedRange<Date>? = nil) throws -> Issued {
+        let validity = validity ?? shape.rootValidity.lowerBound.addingTimeInterval(86_400)...shape.rootValidity.upperBound
+        let certificate = try Certificate(
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: root.certificate.publicKey,
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: root.certificate.subject,
+            subject: root.certificate.subject,
+            signatureAlgorithm: root.certificate.signatureAlgorithm,
+            extensions: root.certificate.extensions,
+            issuerPrivateKey: root.privateKey
+        )
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return Issued(certificate: certificate, der: serializer.serializedBytes, privateKey: root.privateKey, rsaKey: root.rsaKey, p256Key: root.p256Key)
+    }
+
+    /// The same authority listing another certificate as its root in the proofs it mints.
+    public func replacingRoot(with issued: Issued) -> TestCertificateAuthority {
+        TestCertificateAuthority(keyKind: keyKind, shape: shape, root: issued, intermediate: intermediate, leaf: leaf)
+    }
+}

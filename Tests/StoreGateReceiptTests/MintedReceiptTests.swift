@@ -99,6 +99,29 @@ struct MintedReceiptTests {
         }
     }
 
+    @Test("a receipt embedding a re-issued copy of the anchor's root (same name and key) verifies, reported with the anchor")
+    func reissuedAnchorRoot() async throws {
+        let reissued = try authority.reissuedRoot()
+        let receipt = try ReceiptMinter(authority: authority.replacingRoot(with: reissued)).mint(Self.payload())
+        let verified = try await verifier.verify(receipt, expecting: Self.expectations)
+        #expect(verified.signer.chain.last?.sha256 == authority.root.fingerprint.description)
+    }
+
+    @Test("a chain ending in a foreign root that copies the anchor's name is refused as a forged root, not as a missing marker")
+    func forgedRootCopyingTheName() async throws {
+        var shape = TestCertificateAuthority.Shape(label: authority.shape.label)  // the trusted names, other keys
+        shape.leafHasMarker = false
+        shape.intermediateHasMarker = false
+        let forger = try TestCertificateAuthority(keyKind: .rsa2048, shape: shape)
+        #expect(forger.root.certificate.subject == authority.root.certificate.subject)
+        for embedded in [forger, forger.replacingRoot(with: authority.root)] {
+            let receipt = try ReceiptMinter(authority: embedded).mint(Self.payload())
+            let error = await #expect(throws: ReceiptError.self) { try await verifier.verify(receipt, expecting: Self.expectations) }
+            #expect(error?.code == .chain(.untrustedRoot))
+            #expect(error?.reason.contains("forged root") == true)
+        }
+    }
+
     @Test("an intermediate without the WWDR marker is refused")
     func intermediateWithoutMarker() async throws {
         var shape = TestCertificateAuthority.Shape(label: "No WWDR Marker")

@@ -77,6 +77,35 @@ struct ChainAndSignatureTests {
         #expect(second?.code == .chain(.untrustedRoot))
     }
 
+    @Test("a root re-issued for the opt-in anchor (same name and key, another certificate) verifies and reports the anchor")
+    func reissuedAnchorRoot() async throws {
+        let authority = minter.authority
+        let reissued = try authority.reissuedRoot()
+        #expect(reissued.der != authority.root.der)
+        let jws = try JWSMinter(authority: authority.replacingRoot(with: reissued)).mint(json: payload)
+        let verified = try await verifier.verifyTransaction(jws)
+        #expect(verified.details.anchor == .optIn)
+        #expect(verified.details.chain.last?.sha256 == authority.root.fingerprint.description)
+    }
+
+    @Test("a root that copies the anchor's name with another key is refused as a forged root, listed or not")
+    func forgedRootCopyingTheName() async throws {
+        // Same label: the same subject names as the trusted authority, other keys throughout.
+        var shape = TestCertificateAuthority.Shape(label: minter.authority.shape.label)
+        shape.leafHasMarker = false
+        shape.intermediateHasMarker = false
+        let forger = try TestCertificateAuthority(keyKind: .p256, shape: shape)
+        #expect(forger.root.certificate.subject == minter.authority.root.certificate.subject)
+        let listedForgedRoot = await failure(try JWSMinter(authority: forger).mint(json: payload))
+        #expect(listedForgedRoot?.code == .chain(.untrustedRoot))
+        #expect(listedForgedRoot?.field == "header.x5c[2]")
+        #expect(listedForgedRoot?.reason.contains("forged root") == true)
+        // The genuine root listed last, the forger's intermediate (signed by the forged root) before it.
+        let genuineRootListed = await failure(try JWSMinter(authority: forger.replacingRoot(with: minter.authority.root)).mint(json: payload))
+        #expect(genuineRootListed?.code == .chain(.untrustedRoot))
+        #expect(genuineRootListed?.reason.contains("forged root") == true)
+    }
+
     @Test("a test chain that ends in Apple's real root certificate is refused",
           .enabled(if: SignedDataTesting.fixturesPresent, Comment(rawValue: Fixtures.missingMessage)))
     func testChainWithAppleRoot() async throws {

@@ -68,7 +68,14 @@ public enum ReceiptSignatureAlgorithm: String, Hashable, Sendable, Codable {
 func algorithmOID(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {
     try BER.sequence(node, identifier: .sequence) { nodes in
         let oid = try ASN1ObjectIdentifier(berEncoded: &nodes)
-        while nodes.next() != nil {}  // parameters: NULL or absent
+        // Parameters: absent or NULL for every algorithm a receipt may name; anything else is
+        // refused rather than ignored (it would be bytes no signature covers).
+        if let parameters = nodes.next() {
+            guard parameters.identifier == .null, case .primitive(let bytes) = parameters.content, bytes.isEmpty else {
+                throw ASN1Error.invalidASN1Object(reason: "algorithm parameters are neither absent nor NULL")
+            }
+        }
+        guard nodes.next() == nil else { throw ASN1Error.invalidASN1Object(reason: "trailing elements in AlgorithmIdentifier") }
         return oid
     }
 }

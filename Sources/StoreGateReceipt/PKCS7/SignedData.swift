@@ -22,6 +22,9 @@ import SwiftASN1
 /// eContent OCTET STRING; App Store receipts carry a certificate SET that is not DER-sorted
 /// and name bare `rsaEncryption`. All of it is accepted here; nothing is trusted yet.
 struct PKCS7SignedData {
+    /// CMSVersion: 1 when every signer is named by issuer and serial number, 3 when one is
+    /// named by subject key identifier (RFC 5652 §5.1; checked by the verifier's structure step).
+    let version: Int
     let digestAlgorithms: [ASN1ObjectIdentifier]
     let contentType: ASN1ObjectIdentifier
     /// The encapsulated content (the receipt payload), joined if it was chunked.
@@ -67,7 +70,7 @@ struct PKCS7SignedData {
 
     private init(signedData node: ASN1Node) throws {
         self = try BER.sequence(node, identifier: .sequence) { nodes in
-            _ = try Int(berEncoded: &nodes)  // version: 1 for every receipt; not policed
+            let version = try Int(berEncoded: &nodes)
             guard let digestSet = nodes.next(), digestSet.identifier == .set, case .constructed(let digestNodes) = digestSet.content else {
                 throw ASN1Error.invalidASN1Object(reason: "digestAlgorithms")
             }
@@ -100,7 +103,9 @@ struct PKCS7SignedData {
                 throw ASN1Error.invalidASN1Object(reason: "signerInfos")
             }
             let signerInfos = try signerNodes.map { try PKCS7SignerInfo(berEncoded: $0) }
+            guard nodes.next() == nil else { throw ASN1Error.invalidASN1Object(reason: "trailing elements after signerInfos") }
             return PKCS7SignedData(
+                version: version,
                 digestAlgorithms: digestAlgorithms,
                 contentType: contentType,
                 content: content,
@@ -111,12 +116,14 @@ struct PKCS7SignedData {
     }
 
     private init(
+        version: Int,
         digestAlgorithms: [ASN1ObjectIdentifier],
         contentType: ASN1ObjectIdentifier,
         content: [UInt8]?,
         certificates: [ArraySlice<UInt8>],
         signerInfos: [PKCS7SignerInfo]
     ) {
+        self.version = version
         self.digestAlgorithms = digestAlgorithms
         self.contentType = contentType
         self.content = content

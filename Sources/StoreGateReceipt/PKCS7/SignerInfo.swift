@@ -83,7 +83,11 @@ struct PKCS7SignerInfo {
             guard let signatureAlgorithmNode = next else { throw ASN1Error.invalidASN1Object(reason: "missing signatureAlgorithm") }
             let signatureAlgorithm = try algorithmOID(signatureAlgorithmNode)
             let signature = try ASN1OctetString(berEncoded: &nodes)
-            while nodes.next() != nil {}  // unsignedAttrs are not used
+            // unsignedAttrs [1] are not used (nor signed); nothing else may follow.
+            if let unsigned = nodes.next(), unsigned.identifier != ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) {
+                throw ASN1Error.invalidASN1Object(reason: "unexpected element after the signature")
+            }
+            guard nodes.next() == nil else { throw ASN1Error.invalidASN1Object(reason: "trailing elements in SignerInfo") }
             return PKCS7SignerInfo(
                 version: version,
                 identifier: identifier,
