@@ -215,7 +215,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreGateCLITests",
-            dependencies: ["StoreGateCLI", "StoreGateTestSupport"],
+            dependencies: ["StoreGateCLI", "StoreGateTestSupport", "StoreGateCore", "StoreGateAppStoreClient"],
             swiftSettings: strictSwift
         ),
     ]

@@ -17,6 +17,7 @@ struct AppStoreCommand: AsyncParsableCommand {
               STOREGATE_APPSTORE_PRIVATE_KEY  the .p8 key as PEM text, or
               STOREGATE_APPSTORE_PRIVATE_KEY_FILE  the path of the .p8 file
               STOREGATE_BUNDLE_ID             the app's bundle id
+              STOREGATE_APP_APPLE_ID          the app's App Store id (or --app-apple-id)
             Exit status: 0 answered, 1 Apple refused or a payload failed verification, 2 unusable input.
             """,
         subcommands: [
@@ -42,6 +43,9 @@ struct AppStoreCommand: AsyncParsableCommand {
 
         @Option(name: .customLong("timeout"), help: "Seconds the whole call may take, retries included.")
         var timeout: Int = 45
+
+        @Option(name: .customLong("app-apple-id"), help: "The app's App Store identifier (appAppleId; default: STOREGATE_APP_APPLE_ID). Production payloads that name an app must name this one; production app transactions and notifications are refused without it.")
+        var appAppleId: Int64?
     }
 
     /// `appstore history TRANSACTION_ID`: Get Transaction History, every page.
@@ -189,8 +193,15 @@ enum AppStoreCLI {
                 environments.formUnion([.test, .xcode])
             }
         }
+        var appAppleId = options.appAppleId
+        if appAppleId == nil, let text = variables["STOREGATE_APP_APPLE_ID"], !text.isEmpty {
+            guard let number = Int64(text), number > 0 else {
+                throw CLIError("STOREGATE_APP_APPLE_ID: '\(text)' is not an App Store app id (a positive whole number)")
+            }
+            appAppleId = number
+        }
         let verifier = SignedDataVerifier(
-            expectations: SignedDataExpectations(bundleId: credentials.bundleId, environments: environments),
+            expectations: SignedDataExpectations(bundleId: credentials.bundleId, environments: environments, appAppleId: appAppleId),
             chainVerifier: CertificateChainVerifier(trustStore: trustStore)
         )
         var policy = RetryPolicy.default

@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateCore
 
 /// Printing helpers: JSON to standard output, one-line errors to standard error.
 enum Output {
@@ -8,6 +9,17 @@ enum Output {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// One step of a verification report: `PASS  chain        detail`.
+    static func line(_ step: VerificationStepReport) -> String {
+        let mark: String
+        switch step.status {
+        case .passed: mark = "PASS"
+        case .failed: mark = "FAIL"
+        case .notRun: mark = "----"
+        }
+        return "\(mark)  \(step.step.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))\(step.detail)"
     }
 
     /// Writes one line to standard error.

@@ -66,7 +66,10 @@ enum ReceiptCLI {
         return try Output.json(inspection)
     }
 
-    /// What `verify --json` prints for a receipt.
+    /// What `verify --json` prints for a receipt: the verdict, each step and expectation
+    /// check, the chain, and the decoded receipt in Apple's verifyReceipt field names (as
+    /// `inspect` prints it) whenever it decodes (`valid` says whether it was verified). With
+    /// `--remote`, Apple's reply and the combined verdict are members of the same document.
     struct VerdictJSON: Encodable {
         struct Failure: Encodable {
             let step: String
@@ -84,9 +87,27 @@ enum ReceiptCLI {
         let steps: [ReceiptVerificationReport.Step]
         let checks: [ExpectationCheck]
         let chain: [ValidatedSigner.CertificateSummary]
+        let receipt: AppleReceiptJSON?
+        /// With `--remote`: Apple's verifyReceipt reply, checked and compared.
+        var remote: RemoteVerifyCLI.RemoteJSON?
+        /// With `--remote`: valid offline and remotely, and both agree.
+        var overall_valid: Bool?
+
+        init(_ report: ReceiptVerificationReport) {
+            valid = report.isValid
+            environment = report.environment?.rawValue
+            bundle_id = report.receipt?.bundleId
+            validation_time = report.validationTime
+            error = report.failure.map { .init(step: $0.step.rawValue, code: $0.code.description, field: $0.field, reason: $0.reason) }
+            steps = report.steps
+            checks = report.checks
+            chain = report.signer?.chain ?? []
+            receipt = report.receipt?.appleJSON()
+        }
     }
 
-    static func verify(der: [UInt8], options: VerifyOptions) async throws -> Bool {
+    /// Verifies offline and reports every step (nothing printed).
+    static func report(der: [UInt8], options: VerifyOptions) async -> ReceiptVerificationReport {
         let verifier = ReceiptVerifier(chainVerifier: CertificateChainVerifier(trustStore: options.trustStore))
         var expectations = ReceiptExpectations(bundleId: options.bundleId, environments: options.environments)
         expectations.appVersion = options.appVersion
@@ -94,37 +115,11 @@ enum ReceiptCLI {
         expectations.productId = options.productId
         expectations.transactionId = options.transactionId
         let time: ReceiptVerifier.ValidationTime = options.validationTime.map { .fixed($0) } ?? .signingTime
-        let report = await verifier.report(der, expecting: expectations, at: time)
-
-        if options.json {
-            let verdict = VerdictJSON(
-                valid: report.isValid,
-                environment: report.environment?.rawValue,
-                bundle_id: report.receipt?.bundleId,
-                validation_time: report.validationTime,
-                error: report.failure.map { .init(step: $0.step.rawValue, code: $0.code.description, field: $0.field, reason: $0.reason) },
-                steps: report.steps,
-                checks: report.checks,
-                chain: report.signer?.chain ?? []
-            )
-            print(try Output.json(verdict))
-        } else {
-            print(render(report))
-        }
-        return report.isValid
+        return await verifier.report(der, expecting: expectations, at: time)
     }
 
     static func render(_ report: ReceiptVerificationReport) -> String {
-        var lines: [String] = []
-        for step in report.steps {
-            let mark: String
-            switch step.status {
-            case .passed: mark = "PASS"
-            case .failed: mark = "FAIL"
-            case .notRun: mark = "----"
-            }
-            lines.append("\(mark)  \(step.step.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))\(step.detail)")
-        }
+        var lines = report.steps.map(Output.line)
         for check in report.checks {
             let mark = check.passed.map { $0 ? "pass" : "FAIL" } ?? "skip"
             lines.append("        \(mark)  \(check.name.padding(toLength: 19, withPad: " ", startingAt: 0))\(check.detail)")

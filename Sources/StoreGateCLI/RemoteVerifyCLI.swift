@@ -10,7 +10,7 @@ import StoreGateReceipt
 /// land in shell history. The receipt is valid only when the offline verdict is valid, Apple's
 /// reply is accepted, and the two describe the same receipt.
 enum RemoteVerifyCLI {
-    /// What `verify --remote --json` prints after the offline report.
+    /// The `remote` member of `verify --remote --json`.
     struct RemoteJSON: Encodable {
         struct Hop: Encodable {
             let environment: String
@@ -35,10 +35,17 @@ enum RemoteVerifyCLI {
         let route: [Hop]
         let error: Failure?
         let agreement: Agreement?
-        let overall_valid: Bool
     }
 
-    static func verify(der: [UInt8], options: VerifyOptions, offlineValid: Bool, appleEndpoint: String?) async throws -> Bool {
+    /// Apple's answer, checked and compared with the offline verdict.
+    struct Answer {
+        let json: RemoteJSON
+        let text: String
+        /// Valid offline and remotely, and both describe the same receipt.
+        let overall: Bool
+    }
+
+    static func verify(der: [UInt8], options: VerifyOptions, offlineValid: Bool, appleEndpoint: String?) async -> Answer {
         let facts = await offlineFacts(der: der, options: options)
         let variables = ProcessInfo.processInfo.environment
         let secret = variables["STOREGATE_SHARED_SECRET"].flatMap { $0.isEmpty ? nil : SharedSecret($0) }
@@ -48,8 +55,10 @@ enum RemoteVerifyCLI {
         if let transactionId = options.transactionId {
             let fromReceipt = facts?.purchases.first { $0.transactionId == transactionId }
             guard let productId = options.productId ?? fromReceipt?.productId else {
-                Output.error("--remote --transaction-id needs --product-id when the receipt does not name the transaction")
-                return false
+                let reason = "--remote --transaction-id needs --product-id when the receipt does not name the transaction"
+                return Answer(
+                    json: RemoteJSON(valid: false, environment: nil, outcome: nil, route: [], error: .init(code: "invalid_request", reason: reason, status: nil), agreement: nil),
+                    text: "REMOTE INVALID: \(reason)\nINVALID (offline and remote verdicts combined)", overall: false)
             }
             let purchase = VerifyReceiptExpectation.Purchase(transactionId: transactionId, productId: productId, quantity: fromReceipt?.quantity ?? 1)
             expectation = VerifyReceiptExpectation(bundleId: options.bundleId, purchase: purchase, environments: options.environments)
@@ -81,21 +90,16 @@ enum RemoteVerifyCLI {
         }
         let overall = offlineValid && accepted != nil && (agreement?.agrees ?? false)
 
-        if options.json {
-            let report = RemoteJSON(
-                valid: accepted != nil,
-                environment: accepted?.environment.rawValue,
-                outcome: accepted?.outcome.rawValue,
-                route: (exchange?.route ?? []).map { .init(environment: $0.environment.rawValue, status: $0.status.rawValue) },
-                error: failure.map { .init(code: $0.code.description, reason: $0.reason, status: $0.status?.rawValue) },
-                agreement: agreement.map { .init(agrees: $0.agrees, differences: $0.differences.map(\.description)) },
-                overall_valid: overall
-            )
-            print(try Output.json(report))
-        } else {
-            print(render(exchange: exchange, accepted: accepted, failure: failure, agreement: agreement, hasFacts: facts != nil, overall: overall))
-        }
-        return overall
+        let json = RemoteJSON(
+            valid: accepted != nil,
+            environment: accepted?.environment.rawValue,
+            outcome: accepted?.outcome.rawValue,
+            route: (exchange?.route ?? []).map { .init(environment: $0.environment.rawValue, status: $0.status.rawValue) },
+            error: failure.map { .init(code: $0.code.description, reason: $0.reason, status: $0.status?.rawValue) },
+            agreement: agreement.map { .init(agrees: $0.agrees, differences: $0.differences.map(\.description)) }
+        )
+        let text = render(exchange: exchange, accepted: accepted, failure: failure, agreement: agreement, hasFacts: facts != nil, overall: overall)
+        return Answer(json: json, text: text, overall: overall)
     }
 
     /// What the offline verification established, when signature and chain held.

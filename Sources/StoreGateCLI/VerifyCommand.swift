@@ -72,11 +72,21 @@ struct VerifyCommand: AsyncParsableCommand {
             Output.error("--remote checks app receipts with verifyReceipt; a JWS is verified offline only")
             throw ExitCode(2)
         }
-        let valid: Bool
+        var valid: Bool
         switch input {
         case .receipt(let der):
-            let offline = try await ReceiptCLI.verify(der: der, options: options)
-            valid = remote ? try await RemoteVerifyCLI.verify(der: der, options: options, offlineValid: offline, appleEndpoint: appleEndpoint) : offline
+            let report = await ReceiptCLI.report(der: der, options: options)
+            var verdict = ReceiptCLI.VerdictJSON(report)
+            var text = ReceiptCLI.render(report)
+            valid = report.isValid
+            if remote {
+                let answer = await RemoteVerifyCLI.verify(der: der, options: options, offlineValid: report.isValid, appleEndpoint: appleEndpoint)
+                verdict.remote = answer.json
+                verdict.overall_valid = answer.overall
+                text += "\n" + answer.text
+                valid = answer.overall
+            }
+            print(options.json ? try Output.json(verdict) : text)
         case .jws(let compact):
             valid = try await SignedDataCLI.verify(compact: compact, options: options)
         }

@@ -18,3 +18,44 @@ public enum VerificationStep: String, Hashable, Sendable, Codable, CaseIterable,
 
     public var description: String { rawValue }
 }
+
+/// One step of a verification report: whether it passed, failed or did not run, and what it
+/// checked. Receipt and JWS reports share it, so `storegate verify` prints both alike.
+public struct VerificationStepReport: Sendable, Hashable, Codable {
+    /// How the step ended.
+    public enum Status: String, Sendable, Hashable, Codable {
+        case passed, failed, notRun = "not_run"
+    }
+
+    /// The step.
+    public let step: VerificationStep
+    /// How it ended.
+    public let status: Status
+    /// What it checked and with what (passed), or the error's code, field and reason (failed).
+    public let detail: String
+
+    public init(step: VerificationStep, status: Status, detail: String) {
+        self.step = step
+        self.status = status
+        self.detail = detail
+    }
+
+    /// The steps of `order`: those before the failed one passed (with `passDetail`), the
+    /// failed one carries `failure`, the rest did not run. Without a failure all passed.
+    public static func steps(
+        _ order: [VerificationStep],
+        failedStep: VerificationStep?,
+        failure: String,
+        passDetail: (VerificationStep) -> String
+    ) -> [VerificationStepReport] {
+        let failedIndex = failedStep.flatMap { order.firstIndex(of: $0) } ?? order.count
+        return order.enumerated().map { index, step in
+            if index < failedIndex {
+                return VerificationStepReport(step: step, status: .passed, detail: passDetail(step))
+            } else if index == failedIndex {
+                return VerificationStepReport(step: step, status: .failed, detail: failure)
+            }
+            return VerificationStepReport(step: step, status: .notRun, detail: "")
+        }
+    }
+}

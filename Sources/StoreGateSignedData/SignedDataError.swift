@@ -33,6 +33,8 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case signedDateMissing
             case signedDateTooOld
             case nestedMismatch
+            case productMismatch
+            case transactionMismatch
         }
 
         private let backing: Backing
@@ -84,6 +86,10 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let signedDateTooOld = Code(.signedDateTooOld)
         /// A notification's nested signed data disagrees with the notification (bundle id, environment).
         public static let nestedMismatch = Code(.nestedMismatch)
+        /// The proof is not for the expected product.
+        public static let productMismatch = Code(.productMismatch)
+        /// The proof is not the expected transaction.
+        public static let transactionMismatch = Code(.transactionMismatch)
 
         /// The chain verifier's code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
@@ -118,6 +124,8 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .signedDateMissing: return "signed_date_missing"
             case .signedDateTooOld: return "signed_date_too_old"
             case .nestedMismatch: return "nested_mismatch"
+            case .productMismatch: return "product_mismatch"
+            case .transactionMismatch: return "transaction_mismatch"
             }
         }
     }

@@ -23,6 +23,10 @@ extension SignedDataVerifier {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyNotification(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedNotification {
+        try await verifyNotification(bytes: bytes, trace: nil)
+    }
+
+    func verifyNotification(bytes: [UInt8], trace: Trace?) async throws(SignedDataError) -> VerifiedSignedNotification {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try ResponseBodyV2DecodedPayload(object: object)
         }
@@ -44,6 +48,8 @@ extension SignedDataVerifier {
             }
             authentication = try await validateChain(jws, signed, signingTime: signingTime)
         }
+        trace?.record(authentication, signingTime: signingTime, source: source)
+        trace?.nested = nested
 
         let subject = payload.subject
         let subjectField = payload.data != nil ? "data." : payload.summary != nil ? "summary." : payload.externalPurchaseToken != nil ? "externalPurchaseToken." : "appData."
@@ -52,6 +58,9 @@ extension SignedDataVerifier {
         try expectAppAppleId(subject.appAppleId, environment: environment, field: subjectField + "appAppleId")
         try expectAge(source == .clock ? nil : signingTime)
         try nested.checkAgreement(bundleId: subject.bundleId, environment: environment)
+        try expectPurchase(
+            productIds: [nested.transaction?.payload.productId], transactionId: nested.transaction?.payload.transactionId,
+            prefix: "data.signedTransactionInfo.")
 
         return VerifiedSignedNotification(
             payload: payload,

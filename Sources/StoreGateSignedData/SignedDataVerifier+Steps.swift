@@ -211,6 +211,26 @@ extension SignedDataVerifier {
         }
     }
 
+    /// Checks the expected product and transaction against what the proof names.
+    ///
+    /// - Parameters:
+    ///   - productIds: The products the proof names (a renewal info names two).
+    ///   - transactionId: The transaction it is, `nil` when it is none.
+    ///   - prefix: The path of the payload holding them (`data.signedTransactionInfo.`).
+    func expectPurchase(productIds: [String?], transactionId: String?, prefix: String = "") throws(SignedDataError) {
+        if let expected = expectations.productId, !productIds.contains(expected) {
+            let named = productIds.compactMap { $0 }
+            throw SignedDataError(
+                .expectations, .productMismatch, field: prefix + "productId",
+                reason: named.isEmpty ? "the proof names no product; expected \(expected)" : "for product \(named.joined(separator: " / ")), not \(expected)")
+        }
+        if let expected = expectations.transactionId, transactionId != expected {
+            throw SignedDataError(
+                .expectations, .transactionMismatch, field: prefix + "transactionId",
+                reason: transactionId.map { "transaction \($0), not \(expected)" } ?? "the proof is no transaction; expected \(expected)")
+        }
+    }
+
     /// Checks the maximum age; `signedDate` is `nil` when nothing in the payload dates it.
     func expectAge(_ signedDate: Date?) throws(SignedDataError) {
         guard let maxAge = expectations.maxAge else { return }

@@ -81,14 +81,20 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        try await verifyTransaction(bytes: bytes, trace: nil)
+    }
+
+    func verifyTransaction(bytes: [UInt8], trace: Trace?) async throws(SignedDataError) -> VerifiedSignedTransaction {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSTransactionDecodedPayload(object: object, path: "")
         }
         let signedDate = try Self.required(payload.signedDate, "signedDate")
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
+        trace?.record(authentication, signingTime: signedDate, source: .signedDate)
         try expectBundleId(payload.bundleId)
         let environment = try expectEnvironment(payload.environment, authentication)
         try expectAge(signedDate)
+        try expectPurchase(productIds: [payload.productId], transactionId: payload.transactionId)
         return VerifiedSignedTransaction(
             payload: payload,
             details: details(.signedTransaction, jws, environment, authentication, signedDate, .signedDate),
@@ -110,13 +116,19 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyRenewalInfo(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
+        try await verifyRenewalInfo(bytes: bytes, trace: nil)
+    }
+
+    func verifyRenewalInfo(bytes: [UInt8], trace: Trace?) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSRenewalInfoDecodedPayload(object: object, path: "")
         }
         let signedDate = try Self.required(payload.signedDate, "signedDate")
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
+        trace?.record(authentication, signingTime: signedDate, source: .signedDate)
         let environment = try expectEnvironment(payload.environment, authentication)
         try expectAge(signedDate)
+        try expectPurchase(productIds: [payload.productId, payload.autoRenewProductId], transactionId: nil)
         return VerifiedSignedRenewalInfo(
             payload: payload,
             details: details(.signedRenewalInfo, jws, environment, authentication, signedDate, .signedDate),
@@ -141,15 +153,21 @@ public struct SignedDataVerifier: Sendable {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
     public func verifyAppTransaction(bytes: [UInt8]) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
+        try await verifyAppTransaction(bytes: bytes, trace: nil)
+    }
+
+    func verifyAppTransaction(bytes: [UInt8], trace: Trace?) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try AppTransaction(object: object, path: "")
         }
         let (signingTime, source) = Self.signingTime(of: payload, clock: clock)
         let authentication = try await validateChain(jws, signed, signingTime: signingTime)
+        trace?.record(authentication, signingTime: signingTime, source: source)
         try expectBundleId(payload.bundleId)
         let environment = try expectEnvironment(payload.receiptType, authentication, field: "receiptType")
         try expectAppAppleId(payload.appAppleId, environment: environment, field: "appAppleId")
         try expectAge(source == .clock ? nil : signingTime)
+        try expectPurchase(productIds: [], transactionId: nil)
         return VerifiedSignedAppTransaction(
             payload: payload,
             details: details(.appTransaction, jws, environment, authentication, signingTime, source),

@@ -66,6 +66,7 @@ public final class TemporaryPostgres: Sendable {
     /// The directory of the PostgreSQL binaries used.
     public let binDirectory: URL
     private let runAsPostgres: Bool
+    private let options: Options
     private let stopped = Mutex(false)
     private let databaseCounter = Mutex(0)
 
@@ -125,7 +126,7 @@ public final class TemporaryPostgres: Sendable {
                 let port = try freePort()
                 do {
                     try startServer(bin: bin, directory: directory, port: port, options: options, asPostgres: runAsPostgres)
-                    return TemporaryPostgres(port: port, directory: directory, binDirectory: bin, runAsPostgres: runAsPostgres)
+                    return TemporaryPostgres(port: port, directory: directory, binDirectory: bin, runAsPostgres: runAsPostgres, options: options)
                 } catch {
                     lastError = error  // most likely the port was taken in between: try another
                 }
@@ -153,11 +154,29 @@ public final class TemporaryPostgres: Sendable {
         _ = try? await runBlocking { self.stop() }  // stop() does not throw; runBlocking's signature does
     }
 
-    private init(port: Int, directory: URL, binDirectory: URL, runAsPostgres: Bool) {
+    private init(port: Int, directory: URL, binDirectory: URL, runAsPostgres: Bool, options: Options) {
         self.port = port
         self.directory = directory
         self.binDirectory = binDirectory
         self.runAsPostgres = runAsPostgres
+        self.options = options
+    }
+
+    /// Stops the server as an outage would (fast shutdown: open connections are closed),
+    /// keeping its data for ``resume()``.
+    public func pause() async throws {
+        try await runBlocking {
+            _ = try Self.run(self.binDirectory.appendingPathComponent("pg_ctl").path, [
+                "-D", self.directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
+            ], asPostgres: self.runAsPostgres)
+        }
+    }
+
+    /// Starts the server again on the same port with the same data, after ``pause()``.
+    public func resume() async throws {
+        try await runBlocking {
+            try Self.startServer(bin: self.binDirectory, directory: self.directory, port: self.port, options: self.options, asPostgres: self.runAsPostgres)
+        }
     }
 
     deinit {

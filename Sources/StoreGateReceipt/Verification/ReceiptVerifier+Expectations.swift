@@ -96,15 +96,7 @@ extension ReceiptVerifier {
 /// Every step of one receipt verification, for people: what passed, what failed, what did not run.
 public struct ReceiptVerificationReport: Sendable {
     /// One step's outcome.
-    public struct Step: Sendable, Hashable, Codable {
-        public enum Status: String, Sendable, Hashable, Codable {
-            case passed, failed, notRun = "not_run"
-        }
-
-        public let step: VerificationStep
-        public let status: Status
-        public let detail: String
-    }
+    public typealias Step = VerificationStepReport
 
     /// The first failure, or `nil` when the receipt is valid.
     public let failure: ReceiptError?
@@ -127,17 +119,12 @@ public struct ReceiptVerificationReport: Sendable {
 
     /// The steps in order.
     public var steps: [Step] {
-        let order: [VerificationStep] = [.input, .structure, .signer, .signature, .payload, .chain, .expectations]
-        let failedIndex = failure.flatMap { order.firstIndex(of: $0.step) } ?? order.count
-        return order.enumerated().map { index, step in
-            if index < failedIndex {
-                return Step(step: step, status: .passed, detail: passDetail(step))
-            } else if index == failedIndex, let failure {
-                return Step(step: step, status: .failed, detail: "\(failure.code): \(failure.reason)")
-            } else {
-                return Step(step: step, status: .notRun, detail: "")
-            }
-        }
+        VerificationStepReport.steps(
+            [.input, .structure, .signer, .signature, .payload, .chain, .expectations],
+            failedStep: failure?.step,
+            failure: failure.map { "\($0.code)\($0.field.map { " [\($0)]" } ?? ""): \($0.reason)" } ?? "",
+            passDetail: passDetail
+        )
     }
 
     private func passDetail(_ step: VerificationStep) -> String {
@@ -151,7 +138,10 @@ public struct ReceiptVerificationReport: Sendable {
         case .chain:
             guard let signer else { return "valid" }
             let anchor = signer.anchor == .apple ? "pinned Apple Root CA" : "opt-in anchor"
-            return "\(signer.chain.count) certificates to the \(anchor), valid at \(validationTime.map { "\($0)" } ?? "?")"
+            let roles = signer.chain.count == 1 ? ["anchor"] : ["leaf", "intermediate", "root"]
+            let links = zip(roles, signer.chain).map { role, certificate in "\(role) \(certificate.subject)" }.joined(separator: " → ")
+            let fingerprint = signer.chain.last.map { ", SHA-256 \($0.sha256)" } ?? ""
+            return "\(signer.chain.count) certificates to the \(anchor), valid at \(validationTime.map { "\($0)" } ?? "?"): \(links)\(fingerprint)"
         case .expectations: return "all expectations hold"
         }
     }

@@ -72,7 +72,8 @@ extension Endpoints {
         let input = try await decode(TransactionVerifyRequest.self, request)
         let account = try Self.account(input.account, field: "account")
         let (verified, renewal, outcome) = try await measured(ProofKind.signedTransaction.rawValue) { () throws(APIError) in
-            let verified = try await verification.verifyTransaction(input.signedTransaction)
+            let verified = try await verification.verifyTransaction(
+                input.signedTransaction, productId: input.expectations?.productId, transactionId: input.expectations?.transactionId)
             let proof: VerifiedProof
             do throws(SignedDataError) {
                 proof = try verified.proof()
@@ -82,7 +83,6 @@ extension Endpoints {
             guard let transaction = proof.transactions.first else {
                 throw APIError(.unprocessableContent, "missing_field", "the signed transaction holds no transaction", step: VerificationStep.payload.rawValue)
             }
-            try Self.check(transaction, against: input.expectations)
             var renewal: VerifiedSignedRenewalInfo?
             var recorded = proof
             if let signedRenewalInfo = input.signedRenewalInfo {
@@ -120,21 +120,5 @@ extension Endpoints {
             recorded: RecordedReply(outcome),
             entitlements: EntitlementsReply(entitlements)
         ))
-    }
-
-    /// The request's expectations of the product and transaction.
-    static func check(_ transaction: VerifiedTransaction, against expectations: TransactionVerifyRequest.Expectations?) throws(APIError) {
-        if let productId = expectations?.productId, productId != transaction.productId {
-            throw APIError(
-                .unprocessableContent, "product_mismatch", "the transaction is for product \(transaction.productId), not \(productId)",
-                field: "productId", step: VerificationStep.expectations.rawValue
-            )
-        }
-        if let transactionId = expectations?.transactionId, transactionId != transaction.transactionId {
-            throw APIError(
-                .unprocessableContent, "transaction_mismatch", "the signed transaction is \(transaction.transactionId), not \(transactionId)",
-                field: "transactionId", step: VerificationStep.expectations.rawValue
-            )
-        }
     }
 }

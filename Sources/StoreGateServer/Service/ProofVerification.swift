@@ -104,12 +104,15 @@ struct ProofVerification: Sendable {
 
     // MARK: Signed data
 
-    /// Verifies a signed transaction against the accepted app it names.
-    func verifyTransaction(_ jws: String) async throws(APIError) -> VerifiedSignedTransaction {
-        let verifier = try verifier(for: jws) { payload in
+    /// Verifies a signed transaction against the accepted app it names and, when given, the
+    /// product and transaction the request expects.
+    func verifyTransaction(_ jws: String, productId: String? = nil, transactionId: String? = nil) async throws(APIError) -> VerifiedSignedTransaction {
+        var verifier = try verifier(for: jws) { payload in
             if case .transaction(let transaction) = payload { return transaction.bundleId }
             return nil
         }
+        verifier.expectations.productId = productId
+        verifier.expectations.transactionId = transactionId
         do throws(SignedDataError) {
             return try await verifier.verifyTransaction(jws)
         } catch {

@@ -13,6 +13,10 @@ import StoreGateCore
 ///   ``SignedDataError/Code/appAppleIdRequired``. When both sides name one in another
 ///   environment they must agree too.
 /// - ``maxAge``: when set, `signedDate` may be at most this old by the verifier's clock.
+/// - ``productId`` and ``transactionId``: when set, the transaction (a notification's nested
+///   transaction) must be for this product and be this transaction; a renewal info must name
+///   the product as its `productId` or `autoRenewProductId` (and, naming no transaction, fails a
+///   ``transactionId``); an app transaction names neither and fails both.
 public struct SignedDataExpectations: Sendable, Hashable {
     /// The app's bundle identifier, compared exactly.
     public var bundleId: String
@@ -23,6 +27,10 @@ public struct SignedDataExpectations: Sendable, Hashable {
     public var appAppleId: Int64?
     /// The oldest `signedDate` accepted, as an age in seconds; `nil` accepts any age.
     public var maxAge: TimeInterval?
+    /// The product the proof must be for.
+    public var productId: String?
+    /// The transaction the proof must be.
+    public var transactionId: String?
 
     /// Creates expectations.
     ///
@@ -31,15 +39,21 @@ public struct SignedDataExpectations: Sendable, Hashable {
     ///   - environments: The environments accepted.
     ///   - appAppleId: The app's App Store identifier.
     ///   - maxAge: The oldest `signedDate` accepted, in seconds.
+    ///   - productId: The product the proof must be for.
+    ///   - transactionId: The transaction the proof must be.
     public init(
         bundleId: String,
         environments: Set<Environment> = Environment.defaultAccepted,
         appAppleId: Int64? = nil,
-        maxAge: TimeInterval? = nil
+        maxAge: TimeInterval? = nil,
+        productId: String? = nil,
+        transactionId: String? = nil
     ) {
         self.bundleId = bundleId
         self.environments = environments
         self.appAppleId = appAppleId
         self.maxAge = maxAge
+        self.productId = productId
+        self.transactionId = transactionId
     }
 }

@@ -1,0 +1,63 @@
+import Foundation
+import StoreGateCore
+
+extension SignedDataVerifier {
+    /// What the steps before a failure established, kept for a report.
+    ///
+    /// `@unchecked Sendable`: one verification writes it and then its caller reads it, in the
+    /// same task; it is never shared between tasks.
+    final class Trace: @unchecked Sendable {
+        private(set) var authentication: Authentication?
+        private(set) var signingTime: Date?
+        private(set) var signingTimeSource: SignedDataDetails.SigningTimeSource?
+        var nested: Nested?
+
+        func record(_ authentication: Authentication, signingTime: Date, source: SignedDataDetails.SigningTimeSource) {
+            self.authentication = authentication
+            self.signingTime = signingTime
+            self.signingTimeSource = source
+        }
+    }
+
+    /// Verifies a JWS of `kind` and reports every step, with what each checked, rather than
+    /// only the first failure (what `storegate verify` prints). The verdict is exactly the one
+    /// the `verify…` function of that kind gives.
+    ///
+    /// - Parameters:
+    ///   - bytes: The compact JWS.
+    ///   - kind: What it is (``StoreGateCore/ProofKind/signedTransaction``,
+    ///     ``StoreGateCore/ProofKind/signedRenewalInfo``, ``StoreGateCore/ProofKind/appTransaction``
+    ///     or ``StoreGateCore/ProofKind/notification``).
+    public func report(bytes: [UInt8], as kind: ProofKind) async -> SignedDataVerificationReport {
+        let trace = Trace()
+        var report = SignedDataVerificationReport(kind: kind, size: bytes.count, expectations: expectations, limits: limits)
+        do throws(SignedDataError) {
+            switch kind {
+            case .signedTransaction:
+                let verified = try await verifyTransaction(bytes: bytes, trace: trace)
+                report.verified(verified.details, .transaction(verified.payload), bundleId: verified.payload.bundleId)
+            case .signedRenewalInfo:
+                let verified = try await verifyRenewalInfo(bytes: bytes, trace: trace)
+                report.verified(verified.details, .renewalInfo(verified.payload), bundleId: nil)
+            case .appTransaction:
+                let verified = try await verifyAppTransaction(bytes: bytes, trace: trace)
+                report.verified(verified.details, .appTransaction(verified.payload), bundleId: verified.payload.bundleId)
+            case .notification:
+                let verified = try await verifyNotification(bytes: bytes, trace: trace)
+                report.verified(verified.details, .notification(verified.payload), bundleId: verified.payload.subject.bundleId)
+            default:
+                throw SignedDataError(.payload, .invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
+            }
+        } catch {
+            report.failure = error
+        }
+        report.read(bytes, limits: limits)
+        if let authentication = trace.authentication, let time = trace.signingTime, let source = trace.signingTimeSource {
+            report.authenticated(authentication.signer, validationTime: authentication.validationTime, signingTime: time, source: source, cacheHit: authentication.cacheHit)
+        }
+        if let nested = trace.nested {
+            report.nested = SignedDataVerificationReport.NestedReport.all(nested)
+        }
+        return report
+    }
+}
