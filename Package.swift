@@ -215,7 +215,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreGateCLITests",
-            dependencies: ["StoreGateCLI", "StoreGateTestSupport", "StoreGateCore", "StoreGateAppStoreClient"],
+            dependencies: ["StoreGateCLI", "StoreGateTestSupport", "StoreGateCore", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite"],
             swiftSettings: strictSwift
         ),
     ]

@@ -42,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("account-token-namespace"), help: "UUID namespace: appAccountToken = UUIDv5(namespace, account) (STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountTokenNamespace: String?
     @Option(name: .customLong("sqlite-synchronous"), help: "normal or full (STOREGATE_SQLITE_SYNCHRONOUS; default normal).") var sqliteSynchronous: String?
     @Option(name: .customLong("postgres-max-connections"), help: "PostgreSQL pool size (STOREGATE_POSTGRES_MAX_CONNECTIONS; default 20).") var postgresMaxConnections: String?
+    @Option(name: .customLong("database-timeout-ms"), help: "Longest wait for the database before a request answers 503 retryable (STOREGATE_DATABASE_TIMEOUT_MS; default 2000).") var databaseTimeoutMilliseconds: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
     @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
 
@@ -53,11 +54,15 @@ struct ServeCommand: AsyncParsableCommand {
             .ledgerKeysFile: ledgerKeysFile, .sharedSecretFile: sharedSecretFile, .appStoreKeyId: appStoreKeyId,
             .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
             .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
-            .postgresMaxConnections: postgresMaxConnections, .logLevel: logLevel, .shutdownGrace: shutdownGraceSeconds,
+            .postgresMaxConnections: postgresMaxConnections, .databaseTimeout: databaseTimeoutMilliseconds, .logLevel: logLevel,
+            .shutdownGrace: shutdownGraceSeconds,
         ]
     }
 
     func run() async throws {
+        // A file size limit (RLIMIT_FSIZE) then fails a write with EFBIG, which the ledger
+        // answers like a full disk (503, retryable), instead of killing the process mid-commit.
+        signal(SIGXFSZ, SIG_IGN)
         var environment = ProcessInfo.processInfo.environment
         for (setting, value) in flagSettings {
             if let value { environment[setting.rawValue] = value }

@@ -98,11 +98,22 @@ public protocol Ledger: Sendable {
     /// the transactions and consumptions behind them).
     func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport
 
+    /// Checks that the store answers and can take writes (readiness): SQLite writes a
+    /// header field (so a full disk or a read-only file shows), PostgreSQL answers a query.
+    ///
+    /// - Throws: The storage error that a request would meet.
+    func checkHealth() async throws(LedgerError)
+
     /// Releases the ledger's resources; later calls throw ``LedgerError/Code/closed``.
     func close() async
 }
 
 extension Ledger {
+    /// A read the store must answer: the lookup of a transaction that does not exist.
+    public func checkHealth() async throws(LedgerError) {
+        _ = try await transaction("storegate-health-probe", in: .production)
+    }
+
     /// Whether stored raw proofs are encrypted (otherwise none are stored).
     public var isEncryptionConfigured: Bool { configuration.isEncryptionConfigured }
 

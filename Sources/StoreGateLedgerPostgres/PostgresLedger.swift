@@ -34,6 +34,10 @@ public final class PostgresLedger: Ledger {
     let planner: LedgerPlanner
     let metrics: LedgerMetrics
     let logger: Logger
+    /// The longest one ledger call waits for the database (retries included) before it fails
+    /// with a retryable storage error; `nil` waits as long as PostgresNIO does (a server that is
+    /// down then holds requests until it returns).
+    public let operationTimeout: Duration?
     private let state = Mutex(LifecycleState())
 
     private struct LifecycleState {
@@ -46,12 +50,14 @@ public final class PostgresLedger: Ledger {
     /// - Parameters:
     ///   - client: A `PostgresClient` whose `run()` the caller runs for the ledger's lifetime.
     ///   - configuration: Catalog, account tokens, encryption, logger.
-    public init(client: PostgresClient, configuration: LedgerConfiguration = LedgerConfiguration()) {
+    ///   - operationTimeout: The longest one call waits for the database.
+    public init(client: PostgresClient, configuration: LedgerConfiguration = LedgerConfiguration(), operationTimeout: Duration? = nil) {
         self.client = client
         self.configuration = configuration
         self.planner = LedgerPlanner(configuration: configuration)
         self.metrics = LedgerMetrics(backend: "postgres")
         self.logger = configuration.logger
+        self.operationTimeout = operationTimeout
     }
 
     /// Connects to `url` with a client the ledger runs itself, and applies migrations.
@@ -60,15 +66,17 @@ public final class PostgresLedger: Ledger {
     ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
     ///   - configuration: Catalog, account tokens, encryption, logger.
     ///   - maximumConnections: The pool's size.
+    ///   - operationTimeout: The longest one call waits for the database (migrations excepted).
     /// - Throws: ``LedgerError/Code/invalidConfiguration`` for a malformed URL; a storage or
     ///   migration error when the database cannot be reached or migrated.
     public static func connect(
-        url: String, configuration: LedgerConfiguration = LedgerConfiguration(), maximumConnections: Int = 20
+        url: String, configuration: LedgerConfiguration = LedgerConfiguration(), maximumConnections: Int = 20,
+        operationTimeout: Duration? = nil
     ) async throws(LedgerError) -> PostgresLedger {
         var clientConfiguration = try PostgresURL.clientConfiguration(url)
         clientConfiguration.options.maximumConnections = max(1, maximumConnections)
         let client = PostgresClient(configuration: clientConfiguration)
-        let ledger = PostgresLedger(client: client, configuration: configuration)
+        let ledger = PostgresLedger(client: client, configuration: configuration, operationTimeout: operationTimeout)
         let task = Task { await client.run() }
         ledger.state.withLock { $0.runTask = task }
         do {
@@ -87,7 +95,7 @@ public final class PostgresLedger: Ledger {
     ///   storage error.
     public func migrate() async throws(LedgerError) {
         let logger = self.logger
-        try await transaction { connection in
+        try await transaction(bounded: false) { connection in
             try await PostgresSchema.migrate(connection, logger: logger, now: Date().ledgerMilliseconds)
         }
         logger.debug("migrated the PostgreSQL ledger")
@@ -214,11 +222,11 @@ public final class PostgresLedger: Ledger {
     /// retrying retryable failures (serialization, deadlock, a lost insert race, a lost
     /// connection) up to five times.
     func transaction<T: Sendable>(
-        readOnly: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        readOnly: Bool = false, bounded: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(LedgerError) -> T {
         let logger = self.logger
         let begin: PostgresQuery = readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
-        return try await withRetries {
+        return try await withRetries(bounded: bounded) {
             try await self.client.withConnection { connection in
                 try await connection.query(begin, logger: logger)
                 do {
@@ -240,7 +248,13 @@ public final class PostgresLedger: Ledger {
         }
     }
 
-    private func withRetries<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(LedgerError) -> T {
+    /// Runs `body` with retries, within ``operationTimeout`` when `bounded` and one is set.
+    private func withRetries<T: Sendable>(bounded: Bool = true, _ body: @escaping @Sendable () async throws -> T) async throws(LedgerError) -> T {
+        guard bounded, let timeout = operationTimeout else { return try await retrying(body) }
+        return try await withLedgerDeadline(timeout) { () throws(LedgerError) in try await self.retrying(body) }
+    }
+
+    private func retrying<T: Sendable>(_ body: @Sendable () async throws -> T) async throws(LedgerError) -> T {
         var attempt = 0
         while true {
             if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }

@@ -136,9 +136,15 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     private func error(_ status: Int32, _ message: String) -> LedgerError {
-        let primary = status & 0xFF
-        let retryable = primary == SQLITE_BUSY || primary == SQLITE_LOCKED
-        return LedgerError(.storage, reason: "SQLite: \(message) (code \(status))", isRetryable: retryable)
+        LedgerError(.storage, reason: "SQLite: \(message) (code \(status))", isRetryable: Self.isRetryable(status))
+    }
+
+    /// Whether a failed call may succeed later without anyone repairing the file: another
+    /// writer's lock, and the file becoming writable again (disk full, read-only, I/O errors,
+    /// a file size limit). Corruption and misuse are not retryable.
+    static func isRetryable(_ status: Int32) -> Bool {
+        [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_PERM]
+            .contains(status & 0xFF)
     }
 }
 

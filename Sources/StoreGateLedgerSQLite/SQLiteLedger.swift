@@ -235,6 +235,20 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
+    /// Reads, then writes the file header's `user_version` (a counter StoreGate uses for
+    /// nothing else), so a file that can no longer be written — a full disk, a read-only file,
+    /// a file size limit — fails readiness before a purchase meets it.
+    public func checkHealth() async throws(LedgerError) {
+        _ = try await transaction("storegate-health-probe", in: .production)
+        try await perform { () throws(LedgerError) in
+            try self.write { connection throws(LedgerError) in
+                var version: Int64 = 0
+                try connection.query("PRAGMA user_version") { row throws(LedgerError) in version = row.integer(0) }
+                try connection.execute("PRAGMA user_version = \((version + 1) % Int64(Int32.max))")
+            }
+        }
+    }
+
     public func close() async {
         checkpointer.stop()
         writer.withLock { state in

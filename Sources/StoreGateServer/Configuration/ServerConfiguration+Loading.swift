@@ -92,6 +92,7 @@ extension ServerConfiguration {
             }
         }
         if let count = try reader.integer(.postgresMaxConnections, in: 1...1000) { configuration.postgresMaxConnections = count }
+        if let milliseconds = try reader.integer(.databaseTimeout, in: 50...600_000) { configuration.databaseTimeout = .milliseconds(milliseconds) }
         if let level = reader.value(.logLevel) {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ConfigurationError(Setting.logLevel.rawValue, "'\(level)' is not trace, debug, info, notice, warning, error or critical")

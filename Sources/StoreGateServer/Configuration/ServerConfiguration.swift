@@ -89,6 +89,10 @@ public struct ServerConfiguration: Sendable {
     public var sqliteSynchronous: SQLiteLedger.Options.Synchronous = .normal
     /// The PostgreSQL connection pool's size.
     public var postgresMaxConnections: Int = 20
+    /// The longest a request waits for the database before it answers 503 `retryable`
+    /// (PostgreSQL: every call; SQLite: another process's write lock). `/readyz` waits at most
+    /// the smaller of this and one second.
+    public var databaseTimeout: Duration = .seconds(2)
     /// The log level (default `info`).
     public var logLevel: Logger.Level = .info
     /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
@@ -146,6 +150,7 @@ extension ServerConfiguration {
         case accountTokenNamespace = "STOREGATE_ACCOUNT_TOKEN_NAMESPACE"
         case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
         case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
+        case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
         case logLevel = "STOREGATE_LOG_LEVEL"
         case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
 

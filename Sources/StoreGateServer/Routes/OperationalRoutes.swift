@@ -53,18 +53,26 @@ struct ReadyReply: JSONWritable {
 }
 
 extension Endpoints {
+    /// The longest `/readyz` waits for the database: a load balancer's probe must get its
+    /// answer (503) well within its own timeout.
+    static let readinessTimeout: Duration = .milliseconds(900)
+
     /// Liveness: the process answers.
     @Sendable func health(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         JSONReply.response(HealthReply())
     }
 
-    /// Readiness: the database answers a query and the trust anchors are loaded.
+    /// Readiness: the database answers (and SQLite takes a write) within a second at most,
+    /// and the trust anchors are loaded.
     @Sendable func ready(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var databaseStatus = "ok"
+        let ledger = self.ledger
         do throws(LedgerError) {
-            _ = try await ledger.transaction("storegate-readiness-probe", in: .production)
+            try await withLedgerDeadline(min(configuration.databaseTimeout, Self.readinessTimeout)) { () throws(LedgerError) in
+                try await ledger.checkHealth()
+            }
         } catch {
-            context.logger.warning("readiness: the ledger did not answer", metadata: ["ledger.code": "\(error.code)"])
+            context.logger.warning("readiness: the ledger did not answer", metadata: ["ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
             databaseStatus = "failing"
         }
         let store = verification.chainVerifier.trustStore

@@ -54,12 +54,13 @@ public enum LedgerOpener {
             case .sqlite(let path):
                 return try SQLiteLedger(
                     path: path, configuration: ledgerConfiguration,
-                    options: SQLiteLedger.Options(synchronous: configuration.sqliteSynchronous)
+                    options: SQLiteLedger.Options(synchronous: configuration.sqliteSynchronous, busyTimeout: configuration.databaseTimeout)
                 )
             case .postgres(let url):
-                return try await withDeadline(connectTimeout) { () async throws(LedgerError) -> any Ledger in
+                return try await withLedgerDeadline(connectTimeout) { () async throws(LedgerError) -> any Ledger in
                     try await PostgresLedger.connect(
-                        url: url, configuration: ledgerConfiguration, maximumConnections: configuration.postgresMaxConnections
+                        url: url, configuration: ledgerConfiguration, maximumConnections: configuration.postgresMaxConnections,
+                        operationTimeout: configuration.databaseTimeout
                     )
                 }
             }
@@ -67,38 +68,4 @@ public enum LedgerOpener {
             throw ConfigurationError(setting, "cannot open the ledger at \(configuration.database): \(error.code): \(error.reason)")
         }
     }
-}
-
-/// Runs `body`, cancelling it after `timeout`: a database that does not answer must stop
-/// start-up with an error, not hang it.
-private func withDeadline<T: Sendable>(
-    _ timeout: Duration, _ body: @escaping @Sendable () async throws(LedgerError) -> T
-) async throws(LedgerError) -> T {
-    let result: Result<T, LedgerError> = await withTaskGroup(of: Result<T, LedgerError>?.self) { group in
-        group.addTask {
-            do throws(LedgerError) {
-                return .success(try await body())
-            } catch {
-                return .failure(error)
-            }
-        }
-        group.addTask {
-            do {
-                try await Task.sleep(for: timeout)
-            } catch {
-                return nil
-            }
-            return .failure(LedgerError(.storage, reason: "the database did not answer within \(timeout)", isRetryable: true))
-        }
-        var first: Result<T, LedgerError>?
-        for await outcome in group {
-            if let outcome {
-                first = outcome
-                group.cancelAll()
-                break
-            }
-        }
-        return first ?? .failure(LedgerError(.storage, reason: "opening the ledger was cancelled"))
-    }
-    return try result.get()
 }
