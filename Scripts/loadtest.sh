@@ -82,9 +82,9 @@ function request()
   return requests[((index - 1) % #requests) + 1]
 end
 function done(summary, latency, requests)
-  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
+  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
     summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000, summary.errors.status,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end
 LUA
@@ -97,9 +97,9 @@ wrk.headers["Authorization"] = "Bearer $KEY"
 LUA
 cat >>"$WORK/entitlements.lua" <<'LUA'
 function done(summary, latency, requests)
-  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
+  io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
     summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000, summary.errors.status,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end
 LUA
@@ -145,12 +145,12 @@ field() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k {print $2}'; }
 echo
 echo "== results ($(nproc) cores, loopback, $(basename "$BIN"); load average before the runs: $LOAD_BEFORE)"
 printf 'start-up to ready:          %s ms\n' "$READY_MS"
-printf 'receipt verifications/s:    %s  (p50 %s ms, p99 %s ms; %s requests, %s non-2xx)\n' \
-    "$(field "$RECEIPT_RESULT" rps)" "$(field "$RECEIPT_RESULT" p50_ms)" "$(field "$RECEIPT_RESULT" p99_ms)" \
+printf 'receipt verifications/s:    %s  (p50 %s ms, p99 %s ms, p99.9 %s ms; %s requests, %s non-2xx)\n' \
+    "$(field "$RECEIPT_RESULT" rps)" "$(field "$RECEIPT_RESULT" p50_ms)" "$(field "$RECEIPT_RESULT" p99_ms)" "$(field "$RECEIPT_RESULT" p999_ms)" \
     "$(field "$RECEIPT_RESULT" requests)" "$(field "$RECEIPT_RESULT" non2xx)"
 printf 'recorded as new in SQLite:  %s transactions (verified: %s)\n' "${RECORDED:-?}" "${VERIFIED:-?}"
-printf 'entitlement reads/s:        %s  (p50 %s ms, p99 %s ms; %s requests, %s non-2xx)\n' \
-    "$(field "$READ_RESULT" rps)" "$(field "$READ_RESULT" p50_ms)" "$(field "$READ_RESULT" p99_ms)" \
+printf 'entitlement reads/s:        %s  (p50 %s ms, p99 %s ms, p99.9 %s ms; %s requests, %s non-2xx)\n' \
+    "$(field "$READ_RESULT" rps)" "$(field "$READ_RESULT" p50_ms)" "$(field "$READ_RESULT" p99_ms)" "$(field "$READ_RESULT" p999_ms)" \
     "$(field "$READ_RESULT" requests)" "$(field "$READ_RESULT" non2xx)"
 printf 'peak RSS (VmHWM):           %s MB\n' "$(( PEAK_RSS_KB / 1024 ))"
 

@@ -44,6 +44,11 @@ final class SQLiteConnection: @unchecked Sendable {
         sqlite_nio_sqlite3_close_v2(handle)
     }
 
+    /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
+    var isInTransaction: Bool {
+        !isClosed && sqlite_nio_sqlite3_get_autocommit(handle) == 0
+    }
+
     /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).
     func execute(_ sql: String) throws(LedgerError) {
         var message: UnsafeMutablePointer<CChar>?

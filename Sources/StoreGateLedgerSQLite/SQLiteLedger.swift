@@ -69,7 +69,7 @@ public final class SQLiteLedger: Ledger {
     public let options: Options
     let planner: LedgerPlanner
     let metrics: LedgerMetrics
-    private let writer: Mutex<SQLiteConnection?>
+    private let writer: SQLiteWriter
     private let readers: Mutex<ReaderPool>
     private let checkpointer: SQLiteCheckpointer
 
@@ -101,16 +101,17 @@ public final class SQLiteLedger: Ledger {
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
-        self.writer = Mutex(connection)
+        let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        self.checkpointer = checkpointer
+        self.writer = SQLiteWriter(connection: connection, onCommit: { checkpointer.committed() })
         self.readers = Mutex(ReaderPool())
-        self.checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
         checkpointer.start()
         configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
     }
 
     deinit {
+        writer.close()
         checkpointer.stop()
-        writer.withLock { $0?.close() }
         readers.withLock { pool in
             for connection in pool.idle { connection.close() }
         }
@@ -122,13 +123,12 @@ public final class SQLiteLedger: Ledger {
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
         try await metrics.measureRecord { () throws(LedgerError) in
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
-            return try await perform { () throws(LedgerError) in
-                try self.write { connection throws(LedgerError) in
-                    let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                    let (plan, outcome) = try self.planner.plan(prepared, state: state)
-                    try Self.apply(plan, connection)
-                    return outcome
-                }
+            let planner = self.planner
+            return try await write { connection throws(LedgerError) in
+                let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+                let (plan, outcome) = try planner.plan(prepared, state: state)
+                try Self.apply(plan, connection)
+                return outcome
             }
         }
     }
@@ -137,22 +137,21 @@ public final class SQLiteLedger: Ledger {
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
         try await metrics.measureNotification { () throws(LedgerError) in
             let prepared = try planner.prepare(notification, receivedAt: Date())
-            return try await perform { () throws(LedgerError) in
-                try self.write { connection throws(LedgerError) -> NotificationOutcome in
-                    let uuid = prepared.notification.summary.notificationUUID
-                    var exists = false
-                    try connection.query("SELECT 1 FROM ledger_notifications WHERE notification_uuid = ?", [.text(uuid)]) { _ throws(LedgerError) in
-                        exists = true
-                    }
-                    let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                    if exists {
-                        let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
-                        return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
-                    }
-                    let (plan, outcome) = try self.planner.plan(prepared, state: state)
-                    try Self.apply(plan, connection)
-                    return outcome
+            let planner = self.planner
+            return try await write { connection throws(LedgerError) -> NotificationOutcome in
+                let uuid = prepared.notification.summary.notificationUUID
+                var exists = false
+                try connection.query("SELECT 1 FROM ledger_notifications WHERE notification_uuid = ?", [.text(uuid)]) { _ throws(LedgerError) in
+                    exists = true
                 }
+                let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+                if exists {
+                    let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
+                    return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+                }
+                let (plan, outcome) = try planner.plan(prepared, state: state)
+                try Self.apply(plan, connection)
+                return outcome
             }
         }
     }
@@ -188,10 +187,8 @@ public final class SQLiteLedger: Ledger {
     ) async throws(LedgerError) -> ConsumptionReceipt {
         try await metrics.measureConsumption { () throws(LedgerError) in
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
-            return try await perform { () throws(LedgerError) in
-                try self.write { connection throws(LedgerError) in
-                    try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
-                }
+            return try await write { connection throws(LedgerError) in
+                try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
             }
         }
     }
@@ -240,21 +237,16 @@ public final class SQLiteLedger: Ledger {
     /// a file size limit — fails readiness before a purchase meets it.
     public func checkHealth() async throws(LedgerError) {
         _ = try await transaction("storegate-health-probe", in: .production)
-        try await perform { () throws(LedgerError) in
-            try self.write { connection throws(LedgerError) in
-                var version: Int64 = 0
-                try connection.query("PRAGMA user_version") { row throws(LedgerError) in version = row.integer(0) }
-                try connection.execute("PRAGMA user_version = \((version + 1) % Int64(Int32.max))")
-            }
+        try await write { connection throws(LedgerError) in
+            var version: Int64 = 0
+            try connection.query("PRAGMA user_version") { row throws(LedgerError) in version = row.integer(0) }
+            try connection.execute("PRAGMA user_version = \((version + 1) % Int64(Int32.max))")
         }
     }
 
     public func close() async {
+        writer.close()
         checkpointer.stop()
-        writer.withLock { state in
-            state?.close()
-            state = nil
-        }
         readers.withLock { pool in
             pool.isClosed = true
             for connection in pool.idle { connection.close() }
@@ -279,14 +271,10 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
-    /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection.
-    private func write<T: Sendable>(_ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
-        try writer.withLock { connection throws(LedgerError) -> T in
-            guard let connection else { throw LedgerError(.closed, reason: "the ledger is closed") }
-            let result = try connection.transaction(immediate: true) { () throws(LedgerError) in try body(connection) }
-            checkpointer.committed()
-            return result
-        }
+    /// Runs `body` in a write transaction on the writer thread (``SQLiteWriter``), off the
+    /// cooperative pool, and returns once it committed.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
+        try await writer.write(body)
     }
 
     /// Runs `body` on a reader connection, in a read transaction when `snapshot` (several

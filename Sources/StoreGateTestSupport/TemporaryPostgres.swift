@@ -123,7 +123,7 @@ public final class TemporaryPostgres: Sendable {
             ], asPostgres: runAsPostgres)
             var lastError: (any Error)?
             for _ in 0..<5 {
-                let port = try freePort()
+                let port = try FreePort.next()
                 do {
                     try startServer(bin: bin, directory: directory, port: port, options: options, asPostgres: runAsPostgres)
                     return TemporaryPostgres(port: port, directory: directory, binDirectory: bin, runAsPostgres: runAsPostgres, options: options)
@@ -279,30 +279,5 @@ public final class TemporaryPostgres: Sendable {
             throw Failure("\(name) failed (status \(status)): \(text.suffix(2000))")
         }
         return text
-    }
-
-    /// A port of 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
-    private static func freePort() throws -> Int {
-        #if canImport(Glibc) || canImport(Musl)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw Failure("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw Failure("bind() failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw Failure("getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

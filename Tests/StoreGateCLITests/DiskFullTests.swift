@@ -74,7 +74,7 @@ struct DiskFullTests {
         try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
         try Data(try TestCertificateAuthority.shared(.rsa2048).root.der).write(to: trust.appendingPathComponent("root.der"))
         let database = directory.appendingPathComponent("ledger.sqlite").path
-        let port = try #require(FreePort.next())
+        let port = try FreePort.next()
 
         let process = Process()
         process.executableURL = binary
@@ -133,27 +133,5 @@ struct DiskFullTests {
             #expect(owned.isEntitled(to: "com.example.storegate.pro"), "disk-\(index) lost its purchase")
         }
         await ledger.close()
-    }
-}
-
-/// A port of 127.0.0.1 that was free a moment ago.
-enum FreePort {
-    static func next() -> Int? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { return nil }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return named == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 }

@@ -1,0 +1,196 @@
+import Foundation
+import StoreGateLedger
+import Synchronization
+
+/// The one thread that writes the SQLite file.
+///
+/// Every write of the ledger is a job on this thread, never on Swift's cooperative pool: a
+/// write may wait up to the busy timeout for another process's lock (`BEGIN IMMEDIATE`), and
+/// a pool thread blocked that long on a two-core machine stalls every request. Callers await
+/// their job's result.
+///
+/// Jobs that queue up while a transaction runs are committed together (group commit): the
+/// thread takes every waiting job, runs each inside its own `SAVEPOINT` of one `BEGIN
+/// IMMEDIATE … COMMIT`, and answers each only after the `COMMIT`. A job that fails rolls back
+/// to its savepoint alone — the others are unaffected — and a failed `COMMIT` fails every job
+/// of the batch. Each job sees the writes of the jobs before it, so the batch is exactly the
+/// jobs run one after another.
+final class SQLiteWriter: Sendable {
+    /// A write waiting for the thread: `run` executes it and says whether it failed (its
+    /// result kept for `finish`); `finish` answers the caller exactly once, with the error
+    /// that ended the job's transaction or savepoint, if any.
+    private struct Job {
+        let run: @Sendable (SQLiteConnection) -> Bool
+        let finish: @Sendable (LedgerError?) -> Void
+    }
+
+    private struct Queue: ~Copyable {
+        var jobs: [Job] = []
+        var isClosed = false
+    }
+
+    /// The most jobs one transaction takes, so a long queue still commits in steps.
+    static let maximumBatch = 64
+
+    private let queue = Mutex(Queue())
+    private let signal = NSCondition()
+    private let done = DispatchSemaphore(value: 0)
+    /// Called after each commit (the checkpointer counts them).
+    private let onCommit: @Sendable () -> Void
+    /// Owned by the thread alone once it started.
+    private nonisolated(unsafe) let connection: SQLiteConnection
+
+    /// Starts the writer thread on `connection`, which it owns from now on.
+    init(connection: SQLiteConnection, onCommit: @escaping @Sendable () -> Void) {
+        self.connection = connection
+        self.onCommit = onCommit
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "storegate-sqlite-writer"
+        thread.start()
+    }
+
+    /// Runs `body` in a write transaction on the writer thread and returns its result once
+    /// the transaction committed.
+    ///
+    /// - Throws: `body`'s error (nothing it wrote is kept), a storage error when the commit
+    ///   fails, or ``LedgerError/Code/closed``.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
+        let result: Result<T, LedgerError> = await withCheckedContinuation { continuation in
+            let outcome = Mutex<Result<T, LedgerError>?>(nil)
+            let job = Job(
+                run: { connection in
+                    let result: Result<T, LedgerError>
+                    do throws(LedgerError) {
+                        result = .success(try body(connection))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    outcome.withLock { $0 = result }
+                    if case .failure = result { return true }
+                    return false
+                },
+                finish: { commitError in
+                    let result = outcome.withLock { stored -> Result<T, LedgerError> in
+                        if let commitError { return .failure(commitError) }
+                        return stored ?? .failure(LedgerError(.storage, reason: "the write did not run"))
+                    }
+                    continuation.resume(returning: result)
+                }
+            )
+            let accepted = queue.withLock { queue -> Bool in
+                guard !queue.isClosed else { return false }
+                queue.jobs.append(job)
+                return true
+            }
+            if accepted {
+                signal.lock()
+                signal.signal()
+                signal.unlock()
+            } else {
+                continuation.resume(returning: .failure(LedgerError(.closed, reason: "the ledger is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Lets the queued jobs finish, stops the thread and closes the connection.
+    func close() {
+        let first = queue.withLock { queue -> Bool in
+            defer { queue.isClosed = true }
+            return !queue.isClosed
+        }
+        guard first else { return }
+        signal.lock()
+        signal.signal()
+        signal.unlock()
+        done.wait()
+    }
+
+    private func loop() {
+        while true {
+            let (batch, isClosed) = nextBatch()
+            if batch.isEmpty {
+                if isClosed { break }
+                continue
+            }
+            run(batch)
+        }
+        connection.close()
+        done.signal()
+    }
+
+    /// Waits for jobs (or closing) and takes up to ``maximumBatch`` of them.
+    private func nextBatch() -> ([Job], Bool) {
+        signal.lock()
+        defer { signal.unlock() }
+        while true {
+            let (batch, isClosed) = queue.withLock { queue -> ([Job], Bool) in
+                let count = min(queue.jobs.count, Self.maximumBatch)
+                let batch = Array(queue.jobs.prefix(count))
+                queue.jobs.removeFirst(count)
+                return (batch, queue.isClosed)
+            }
+            if !batch.isEmpty || isClosed { return (batch, isClosed) }
+            signal.wait()
+        }
+    }
+
+    /// One transaction for the batch, a savepoint per job.
+    ///
+    /// After some errors (a full disk, an I/O error) SQLite rolls the whole transaction back by
+    /// itself: then the jobs before the failing one lost their writes too and the ones after it
+    /// must not run outside a transaction, so all of them fail with a retryable error.
+    private func run(_ batch: [Job]) {
+        do throws(LedgerError) {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            for job in batch { job.finish(error) }
+            return
+        }
+        let rolledBack = LedgerError(.storage, reason: "SQLite rolled the write transaction back after an error; nothing of it was kept", isRetryable: true)
+        var errors = [LedgerError?](repeating: nil, count: batch.count)
+        var abortedAt: Int?
+        for (index, job) in batch.enumerated() {
+            do throws(LedgerError) {
+                try connection.execute("SAVEPOINT job")
+                let failed = job.run(connection)
+                guard connection.isInTransaction else {
+                    if !failed { errors[index] = rolledBack }
+                    abortedAt = index
+                    break
+                }
+                if failed { try connection.execute("ROLLBACK TO job") }
+                try connection.execute("RELEASE job")
+            } catch {
+                errors[index] = error
+                if !connection.isInTransaction {
+                    abortedAt = index
+                    break
+                }
+            }
+        }
+        if let abortedAt {
+            for (index, job) in batch.enumerated() {
+                job.finish(index == abortedAt ? errors[index] : rolledBack)  // the failing job keeps its own error
+            }
+            return
+        }
+        var commitError: LedgerError?
+        do throws(LedgerError) {
+            try connection.execute("COMMIT")
+            onCommit()
+        } catch {
+            commitError = error
+            if connection.isInTransaction {
+                do throws(LedgerError) {
+                    try connection.execute("ROLLBACK")
+                } catch {
+                    // Nothing more to undo: the commit's error is what the callers get.
+                }
+            }
+        }
+        for (index, job) in batch.enumerated() {
+            job.finish(commitError ?? errors[index])
+        }
+    }
+}

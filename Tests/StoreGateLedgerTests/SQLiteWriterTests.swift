@@ -1,0 +1,83 @@
+import Foundation
+import StoreGateCore
+import StoreGateLedgerSQLite
+import Testing
+
+@testable import StoreGateLedger
+
+/// The SQLite ledger's writer thread commits the writes that queue up together; each write is
+/// still all or nothing and sees the ones before it.
+@Suite("SQLite writer thread")
+struct SQLiteWriterTests {
+    static func temporaryPath() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-writer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("ledger.sqlite").path
+    }
+
+    @Test("many concurrent writes, some refused: each refused write leaves nothing, every other one is kept, and replays of one purchase record it once")
+    func concurrentWritesWithRefusals() async throws {
+        let ledger = try SQLiteLedger(path: try Self.temporaryPath())
+        // Families 0..<40 are owned by "owner-i" first (sequentially), then 120 writes race:
+        // the owners buying more (kept), other accounts replaying the families (refused), and
+        // the same new purchase sent 20 times by one account (recorded once).
+        for index in 0..<40 {
+            try await ledger.record(Purchases.proof(Purchases.nonConsumable("family-\(index)")), for: Purchases.account("owner-\(index)"))
+        }
+        let outcomes = await withTaskGroup(of: (String, Result<RecordOutcome, LedgerError>).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let proof = Purchases.proof(Purchases.consumable("coins-\(index)", quantity: 2))
+                    do throws(LedgerError) {
+                        return ("kept-\(index)", .success(try await ledger.record(proof, for: Purchases.account("owner-\(index)"))))
+                    } catch {
+                        return ("kept-\(index)", .failure(error))
+                    }
+                }
+                group.addTask {
+                    let replay = Purchases.proof(Purchases.nonConsumable("family-\(index)"))
+                    do throws(LedgerError) {
+                        return ("replay-\(index)", .success(try await ledger.record(replay, for: Purchases.account("thief-\(index)"))))
+                    } catch {
+                        return ("replay-\(index)", .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<20 {
+                group.addTask {
+                    do throws(LedgerError) {
+                        return ("same", .success(try await ledger.record(Purchases.proof(Purchases.nonConsumable("once")), for: Purchases.account("buyer"))))
+                    } catch {
+                        return ("same", .failure(error))
+                    }
+                }
+            }
+            var all: [(String, Result<RecordOutcome, LedgerError>)] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(outcomes.count == 100)
+        for (name, outcome) in outcomes {
+            switch (name.hasPrefix("replay"), outcome) {
+            case (true, .failure(let error)): #expect(error.code == .ownedByAnotherAccount, "\(name): \(error)")
+            case (true, .success): Issue.record("\(name): a replay by another account was recorded")
+            case (false, .failure(let error)): Issue.record("\(name): \(error)")
+            case (false, .success): break
+            }
+        }
+        let newOnce = outcomes.filter { $0.0 == "same" }.compactMap { try? $0.1.get() }.filter { !$0.newTransactionIds.isEmpty }
+        #expect(newOnce.count == 1, "the same purchase was recorded as new \(newOnce.count) times")
+        for index in 0..<40 {
+            let owned = try await ledger.entitlements(for: Purchases.account("owner-\(index)"), at: Purchases.t0)
+            #expect(owned.balance(of: "coins") == 2)
+            let thief = try await ledger.entitlements(for: Purchases.account("thief-\(index)"), at: Purchases.t0)
+            #expect(thief.ownedNonConsumables.isEmpty)
+        }
+        #expect(try await ledger.checkIntegrity().problems.isEmpty)
+        await ledger.close()
+        let closed = await #expect(throws: LedgerError.self) {
+            try await ledger.record(Purchases.proof(Purchases.consumable("after-close")), for: Purchases.account("late"))
+        }
+        #expect(closed?.code == .closed)
+    }
+}
