@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "StoreGateSignedDataTests",
             dependencies: [
-                "StoreGateCore", "StoreGateSignedData", "StoreGateTestSupport",
+                "StoreGateCore", "StoreGateSignedData", "StoreGateReceipt", "StoreGateTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift

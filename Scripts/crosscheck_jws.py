@@ -265,8 +265,8 @@ def main():
         ours = "valid" if verdict["valid"] else verdict["error"]["code"]
         stricter = (f"stricter than Apple on purpose: {xcode_name} with its payload edited: "
                     f"Apple's library (Xcode, signature not checked): {'valid' if apple_ok else 'refused'}; StoreGate: {ours}")
-        if verdict["valid"] is not False or verdict["error"]["code"] != "invalid_signature":
-            problems.append(f"an Xcode transaction edited after signing was not refused with invalid_signature by StoreGate ({ours})")
+        if verdict["valid"] is not False or verdict["error"]["code"] != "signature_invalid":
+            problems.append(f"an Xcode transaction edited after signing was not refused with signature_invalid by StoreGate ({ours})")
 
     shutil.rmtree(scratch, ignore_errors=True)
     width = max(len(row[0]) for row in rows) if rows else 10

@@ -2,16 +2,18 @@ import StoreGateCore
 
 /// Why a StoreKit 2 signed payload (a compact JWS) was refused.
 ///
-/// Shaped like swift-certificates' `CertificateError`: equal by ``code``; ``step`` names where
+/// Shaped like swift-certificates' `CertificateError`: equal by ``code``; ``step`` (derived
+/// from the code, as for receipts: each code belongs to exactly one step) names where
 /// verification stopped, ``field`` the JSON member or JWS part at fault, ``reason`` explains it
 /// to people and is never compared. Chain failures keep the ``ChainError/Code`` of
-/// ``CertificateChainVerifier`` inside ``Code/chain(_:)``.
+/// ``CertificateChainVerifier`` inside ``Code/chain(_:)``; on the wire they are spelled
+/// `chain_<code>`, as receipts spell them.
 public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The machine-readable failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Backing: Hashable, Sendable {
             case empty
-            case oversized
+            case tooLarge
             case malformedCompactSerialization
             case invalidBase64URL
             case malformedHeader
@@ -25,7 +27,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case chain(ChainError.Code)
             case malformedSignature
             case unsupportedKey
-            case invalidSignature
+            case signatureInvalid
             case bundleIdMismatch
             case environmentNotAccepted
             case appAppleIdMismatch
@@ -43,7 +45,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The input is empty.
         public static let empty = Code(.empty)
         /// The input is larger than ``Limits/maxJWSBytes``.
-        public static let oversized = Code(.oversized)
+        public static let tooLarge = Code(.tooLarge)
         /// The input is not three dot-separated parts.
         public static let malformedCompactSerialization = Code(.malformedCompactSerialization)
         /// A part is not strict, unpadded base64url.
@@ -71,7 +73,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The leaf certificate's key is not a P-256 key.
         public static let unsupportedKey = Code(.unsupportedKey)
         /// The ES256 signature does not verify over `header.payload` with the leaf's key.
-        public static let invalidSignature = Code(.invalidSignature)
+        public static let signatureInvalid = Code(.signatureInvalid)
         /// The payload's `bundleId` is not the expected one.
         public static let bundleIdMismatch = Code(.bundleIdMismatch)
         /// The (reported) environment is not among the accepted ones, or is absent.
@@ -97,12 +99,32 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             return nil
         }
 
+        /// The step this failure belongs to.
+        public var step: VerificationStep {
+            switch backing {
+            case .empty, .tooLarge:
+                return .input
+            case .malformedCompactSerialization, .invalidBase64URL, .malformedHeader, .unsupportedAlgorithm,
+                 .unsupportedHeaderParameter, .missingCertificates, .wrongCertificateCount:
+                return .structure
+            case .malformedSignature, .unsupportedKey, .signatureInvalid:
+                return .signature
+            case .malformedJSON, .missingField, .invalidField:
+                return .payload
+            case .chain:
+                return .chain
+            case .bundleIdMismatch, .environmentNotAccepted, .appAppleIdMismatch, .appAppleIdRequired, .signedDateMissing,
+                 .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch:
+                return .expectations
+            }
+        }
+
         /// A stable snake-case name, used in reports and HTTP error bodies
-        /// (`chain.not_valid_at_signing_time` for chain failures).
+        /// (`chain_not_valid_at_signing_time` for chain failures, as for receipts).
         public var description: String {
             switch backing {
             case .empty: return "empty"
-            case .oversized: return "oversized"
+            case .tooLarge: return "too_large"
             case .malformedCompactSerialization: return "malformed_compact_serialization"
             case .invalidBase64URL: return "invalid_base64url"
             case .malformedHeader: return "malformed_header"
@@ -113,10 +135,10 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .malformedJSON: return "malformed_json"
             case .missingField: return "missing_field"
             case .invalidField: return "invalid_field"
-            case .chain(let code): return "chain.\(code)"
+            case .chain(let code): return "chain_\(code)"
             case .malformedSignature: return "malformed_signature"
             case .unsupportedKey: return "unsupported_key"
-            case .invalidSignature: return "invalid_signature"
+            case .signatureInvalid: return "signature_invalid"
             case .bundleIdMismatch: return "bundle_id_mismatch"
             case .environmentNotAccepted: return "environment_not_accepted"
             case .appAppleIdMismatch: return "app_apple_id_mismatch"
@@ -130,8 +152,8 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The verification step that failed.
-    public let step: VerificationStep
+    /// The verification step that failed (the code's).
+    public var step: VerificationStep { code.step }
     /// What failed.
     public let code: Code
     /// The JWS part or JSON member at fault (`header.alg`, `signedDate`,
@@ -146,14 +168,12 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// Creates an error.
     public init(
-        _ step: VerificationStep,
         _ code: Code,
         field: String? = nil,
         reason: String,
         file: String = #fileID,
         line: UInt = #line
     ) {
-        self.step = step
         self.code = code
         self.field = field
         self.reason = reason
@@ -163,13 +183,13 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// Wraps a chain failure into the `chain` step.
     public init(chain error: ChainError, field: String? = nil, file: String = #fileID, line: UInt = #line) {
-        self.init(.chain, .chain(error.code), field: field, reason: error.reason, file: file, line: line)
+        self.init(.chain(error.code), field: field, reason: error.reason, file: file, line: line)
     }
 
     /// The same error found inside a notification's nested signed data: the field gains the
     /// nested member's name as a prefix.
     func nested(in member: String) -> SignedDataError {
-        SignedDataError(step, code, field: field.map { "\(member).\($0)" } ?? member, reason: reason, file: file, line: line)
+        SignedDataError(code, field: field.map { "\(member).\($0)" } ?? member, reason: reason, file: file, line: line)
     }
 
     /// Errors are equal when their codes are: tests compare codes, never messages.

@@ -91,8 +91,7 @@ extension SignedDataVerifier {
             if let transaction {
                 let field = "data.signedTransactionInfo"
                 guard transaction.payload.bundleId == bundleId else {
-                    throw SignedDataError(
-                        .expectations, .nestedMismatch, field: field + ".bundleId",
+                    throw SignedDataError(.nestedMismatch, field: field + ".bundleId",
                         reason: "the nested transaction is for bundle \(transaction.payload.bundleId ?? "(none)"), the notification for \(bundleId ?? "(none)")")
                 }
                 try Self.agree(transaction.details, environment, field: field + ".environment")
@@ -103,8 +102,7 @@ extension SignedDataVerifier {
             if let appTransaction {
                 let field = "appData.signedAppTransactionInfo"
                 guard appTransaction.payload.bundleId == bundleId else {
-                    throw SignedDataError(
-                        .expectations, .nestedMismatch, field: field + ".bundleId",
+                    throw SignedDataError(.nestedMismatch, field: field + ".bundleId",
                         reason: "the nested app transaction is for bundle \(appTransaction.payload.bundleId ?? "(none)"), the notification for \(bundleId ?? "(none)")")
                 }
                 try Self.agree(appTransaction.details, environment, field: field + ".receiptType")
@@ -117,8 +115,7 @@ extension SignedDataVerifier {
             field: String
         ) throws(SignedDataError) {
             guard details.claimedEnvironment == environment.claimed, details.environment == environment.reported else {
-                throw SignedDataError(
-                    .expectations, .nestedMismatch, field: field,
+                throw SignedDataError(.nestedMismatch, field: field,
                     reason: "nested data is from \(details.environment.rawValue), the notification from \(environment.reported.rawValue)")
             }
         }
@@ -188,7 +185,7 @@ extension SignedDataVerifier {
         field: String
     ) throws(SignedDataError) -> (claimed: Environment, reported: Environment) {
         guard let claimed else {
-            throw SignedDataError(.expectations, .nestedMismatch, field: field, reason: "the nested payload names no environment")
+            throw SignedDataError(.nestedMismatch, field: field, reason: "the nested payload names no environment")
         }
         return (claimed, authentication.signer.reportedEnvironment(claimed: claimed))
     }

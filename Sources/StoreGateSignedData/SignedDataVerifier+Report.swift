@@ -46,7 +46,7 @@ extension SignedDataVerifier {
                 let verified = try await verifyNotification(bytes: bytes, trace: trace)
                 report.verified(verified.details, .notification(verified.payload), bundleId: verified.payload.subject.bundleId)
             default:
-                throw SignedDataError(.payload, .invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
+                throw SignedDataError(.invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
             }
         } catch {
             report.failure = error

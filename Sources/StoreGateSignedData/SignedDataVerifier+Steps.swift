@@ -29,8 +29,7 @@ extension SignedDataVerifier {
         let jws = try CompactJWS(bytes: bytes, limits: limits)
         let count = jws.header.certificateChain.count
         guard count == 3 || count == 1 else {
-            throw SignedDataError(
-                .structure, .wrongCertificateCount, field: "header.x5c",
+            throw SignedDataError(.wrongCertificateCount, field: "header.x5c",
                 reason: "x5c holds \(count) certificates; Apple's chains have 3 (leaf, intermediate, root)")
         }
         return jws
@@ -55,15 +54,14 @@ extension SignedDataVerifier {
         let strings = jws.header.certificateChain
         let cacheKey = ChainCacheKey(policy: .signedData, material: strings.map { Array($0.utf8)[...] })
         guard jws.signature.count == 64 else {
-            throw SignedDataError(
-                .signature, .malformedSignature, field: "signature",
+            throw SignedDataError(.malformedSignature, field: "signature",
                 reason: "\(jws.signature.count) signature bytes; ES256 signatures are raw 64-byte r‖s (DER is refused)")
         }
         let signature: P256.Signing.ECDSASignature
         do {
             signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
         } catch {
-            throw SignedDataError(.signature, .malformedSignature, field: "signature", reason: "not a raw P-256 signature")
+            throw SignedDataError(.malformedSignature, field: "signature", reason: "not a raw P-256 signature")
         }
         let cached = chainVerifier.cachedSigner(for: cacheKey)
         var certificates: [CandidateCertificate]?
@@ -76,10 +74,10 @@ extension SignedDataVerifier {
             key = P256.Signing.PublicKey(parsed[0].certificate.publicKey)
         }
         guard let key else {
-            throw SignedDataError(.signature, .unsupportedKey, field: "header.x5c[0]", reason: "the leaf certificate's key is not P-256")
+            throw SignedDataError(.unsupportedKey, field: "header.x5c[0]", reason: "the leaf certificate's key is not P-256")
         }
         guard key.isValidSignature(signature, for: jws.signingInput) else {
-            throw SignedDataError(.signature, .invalidSignature, field: "signature", reason: "the signature does not verify with the key of x5c[0]")
+            throw SignedDataError(.signatureInvalid, field: "signature", reason: "the signature does not verify with the key of x5c[0]")
         }
         return Signed(cacheKey: cacheKey, cached: cached, certificates: certificates)
     }
@@ -116,8 +114,7 @@ extension SignedDataVerifier {
         if let root = certificates.last, !isRoot(root.fingerprint),
            certificates.count == 1 || !store.isOptInAnchor(named: root.certificate.subject, key: root.certificate.publicKey) {
             if let index = certificates.firstIndex(where: { isRoot($0.fingerprint) }) {
-                throw SignedDataError(
-                    .chain, .chain(.wrongOrder), field: "header.x5c[\(index)]",
+                throw SignedDataError(.chain(.wrongOrder), field: "header.x5c[\(index)]",
                     reason: "the root is listed at position \(index); x5c lists leaf, intermediate, root")
             }
             let reason: String
@@ -128,7 +125,7 @@ extension SignedDataVerifier {
             } else {
                 reason = "the root in x5c (\(root.certificate.subject)) is neither the pinned Apple Root CA - G3 nor an enabled opt-in anchor"
             }
-            throw SignedDataError(.chain, .chain(.untrustedRoot), field: "header.x5c[\(certificates.count - 1)]", reason: reason)
+            throw SignedDataError(.chain(.untrustedRoot), field: "header.x5c[\(certificates.count - 1)]", reason: reason)
         }
         do throws(ChainError) {
             let signer = try await chainVerifier.validate(
@@ -149,7 +146,7 @@ extension SignedDataVerifier {
         certificates.reserveCapacity(strings.count)
         for (index, string) in strings.enumerated() {
             guard let der = Base64.decode(string, mode: .standard) else {
-                throw SignedDataError(.chain, .chain(.malformedCertificate), field: "header.x5c[\(index)]", reason: "not standard base64")
+                throw SignedDataError(.chain(.malformedCertificate), field: "header.x5c[\(index)]", reason: "not standard base64")
             }
             do throws(ChainError) {
                 certificates.append(try CandidateCertificate(der: der))
@@ -164,17 +161,17 @@ extension SignedDataVerifier {
 
     static func required<T>(_ value: T?, _ field: String) throws(SignedDataError) -> T {
         guard let value else {
-            throw SignedDataError(.payload, .missingField, field: field, reason: "the payload has no \(field)")
+            throw SignedDataError(.missingField, field: field, reason: "the payload has no \(field)")
         }
         return value
     }
 
     func expectBundleId(_ bundleId: String?, field: String = "bundleId") throws(SignedDataError) {
         guard let bundleId else {
-            throw SignedDataError(.expectations, .bundleIdMismatch, field: field, reason: "the payload names no bundle id")
+            throw SignedDataError(.bundleIdMismatch, field: field, reason: "the payload names no bundle id")
         }
         guard bundleId == expectations.bundleId else {
-            throw SignedDataError(.expectations, .bundleIdMismatch, field: field, reason: "signed for bundle \(bundleId), not \(expectations.bundleId)")
+            throw SignedDataError(.bundleIdMismatch, field: field, reason: "signed for bundle \(bundleId), not \(expectations.bundleId)")
         }
     }
 
@@ -185,13 +182,13 @@ extension SignedDataVerifier {
         field: String = "environment"
     ) throws(SignedDataError) -> (claimed: Environment, reported: Environment) {
         guard let claimed else {
-            throw SignedDataError(.expectations, .environmentNotAccepted, field: field, reason: "the payload names no environment")
+            throw SignedDataError(.environmentNotAccepted, field: field, reason: "the payload names no environment")
         }
         let reported = authentication.signer.reportedEnvironment(claimed: claimed)
         guard expectations.environments.contains(reported) else {
             let accepted = expectations.environments.map(\.rawValue).sorted().joined(separator: ", ")
             let shown = reported == claimed ? reported.rawValue : "\(reported.rawValue) (claims \(claimed.rawValue))"
-            throw SignedDataError(.expectations, .environmentNotAccepted, field: field, reason: "environment \(shown) is not accepted (\(accepted))")
+            throw SignedDataError(.environmentNotAccepted, field: field, reason: "environment \(shown) is not accepted (\(accepted))")
         }
         return (claimed, reported)
     }
@@ -201,13 +198,13 @@ extension SignedDataVerifier {
         // test anchors (whose data StoreGate reports as `Test`).
         if environment.claimed == .production {
             guard let expected = expectations.appAppleId else {
-                throw SignedDataError(.expectations, .appAppleIdRequired, field: field, reason: "production data names the app by appAppleId; the expectations name none")
+                throw SignedDataError(.appAppleIdRequired, field: field, reason: "production data names the app by appAppleId; the expectations name none")
             }
             guard appAppleId == expected else {
-                throw SignedDataError(.expectations, .appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId.map(String.init) ?? "(none)"), not \(expected)")
+                throw SignedDataError(.appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId.map(String.init) ?? "(none)"), not \(expected)")
             }
         } else if let expected = expectations.appAppleId, let appAppleId, appAppleId != expected {
-            throw SignedDataError(.expectations, .appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId), not \(expected)")
+            throw SignedDataError(.appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId), not \(expected)")
         }
     }
 
@@ -220,13 +217,11 @@ extension SignedDataVerifier {
     func expectPurchase(productIds: [String?], transactionId: String?, prefix: String = "") throws(SignedDataError) {
         if let expected = expectations.productId, !productIds.contains(expected) {
             let named = productIds.compactMap { $0 }
-            throw SignedDataError(
-                .expectations, .productMismatch, field: prefix + "productId",
+            throw SignedDataError(.productMismatch, field: prefix + "productId",
                 reason: named.isEmpty ? "the proof names no product; expected \(expected)" : "for product \(named.joined(separator: " / ")), not \(expected)")
         }
         if let expected = expectations.transactionId, transactionId != expected {
-            throw SignedDataError(
-                .expectations, .transactionMismatch, field: prefix + "transactionId",
+            throw SignedDataError(.transactionMismatch, field: prefix + "transactionId",
                 reason: transactionId.map { "transaction \($0), not \(expected)" } ?? "the proof is no transaction; expected \(expected)")
         }
     }
@@ -235,11 +230,11 @@ extension SignedDataVerifier {
     func expectAge(_ signedDate: Date?) throws(SignedDataError) {
         guard let maxAge = expectations.maxAge else { return }
         guard let signedDate else {
-            throw SignedDataError(.expectations, .signedDateMissing, field: "signedDate", reason: "a maximum age is set but the payload has no signedDate")
+            throw SignedDataError(.signedDateMissing, field: "signedDate", reason: "a maximum age is set but the payload has no signedDate")
         }
         let age = clock().timeIntervalSince(signedDate)
         guard age <= maxAge else {
-            throw SignedDataError(.expectations, .signedDateTooOld, field: "signedDate", reason: "signed \(Int(age)) s ago; the maximum age is \(Int(maxAge)) s")
+            throw SignedDataError(.signedDateTooOld, field: "signedDate", reason: "signed \(Int(age)) s ago; the maximum age is \(Int(maxAge)) s")
         }
     }
 

@@ -40,7 +40,7 @@ public struct UnverifiedSignedData: Sendable {
         case .appTransaction: payload = .appTransaction(try AppTransaction(object: object, path: ""))
         case .notification: payload = .notification(try ResponseBodyV2DecodedPayload(object: object))
         default:
-            throw SignedDataError(.payload, .invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
+            throw SignedDataError(.invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
         }
         self.jws = jws
         self.kind = kind
@@ -57,7 +57,7 @@ public struct UnverifiedSignedData: Sendable {
     /// `transactionId`, `purchaseDate` or `type` → transaction; anything else → renewal info
     /// (which never carries a bundle id).
     public static func detectKind(ofPayload json: [UInt8]) throws(SignedDataError) -> ProofKind {
-        detectKind(of: try JSONReader.readObject(json, step: .payload, code: .malformedJSON, field: "payload"))
+        detectKind(of: try JSONReader.readObject(json, code: .malformedJSON, field: "payload"))
     }
 
     static func detectKind(of object: JSONObject) -> ProofKind {

@@ -39,7 +39,7 @@ struct TransactionEndpointTests {
     }
 
     static let refusals: [(String, Int, String)] = [
-        ("tampered payload", 422, "invalid_signature"),
+        ("tampered payload", 422, "signature_invalid"),
         ("other app", 422, "bundle_id_mismatch"),
         ("not a JWS", 422, "malformed_compact_serialization"),
         ("product expectation", 422, "product_mismatch"),
@@ -155,8 +155,8 @@ struct NotificationEndpointTests {
     }
 
     static let refusals: [(String, Int, String)] = [
-        ("forged signature", 401, "invalid_signature"),
-        ("foreign chain", 401, "chain.untrusted_root"),
+        ("forged signature", 401, "signature_invalid"),
+        ("foreign chain", 401, "chain_untrusted_root"),
         ("other app", 422, "bundle_id_mismatch"),
         ("garbage", 422, "malformed_compact_serialization"),
         ("missing signedPayload", 400, "missing_field"),

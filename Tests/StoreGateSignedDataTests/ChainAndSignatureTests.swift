@@ -28,21 +28,21 @@ struct ChainAndSignatureTests {
         var changed = payload
         changed["productId"] = "com.example.storegate.lifetime"
         let error = await failure(JWSMinter.replacingPayload(of: jws, with: try JWSMinter.json(changed)))
-        #expect(error?.code == .invalidSignature)
+        #expect(error?.code == .signatureInvalid)
         #expect(error?.step == .signature)
     }
 
     @Test("a signature by another key fails, even with a trusted chain in x5c")
     func signatureByAnotherKey() async throws {
         let error = await failure(try minter.mint(json: payload, key: P256.Signing.PrivateKey()))
-        #expect(error?.code == .invalidSignature)
+        #expect(error?.code == .signatureInvalid)
     }
 
     @Test("a signature by another key fails also when the chain is cached")
     func signatureByAnotherKeyWarm() async throws {
         _ = try await verifier.verifyTransaction(try minter.mint(json: payload))
         let error = await failure(try minter.mint(json: payload, key: P256.Signing.PrivateKey()))
-        #expect(error?.code == .invalidSignature)
+        #expect(error?.code == .signatureInvalid)
     }
 
     @Test("a DER-encoded signature is refused: ES256 is raw r‖s")
@@ -62,7 +62,7 @@ struct ChainAndSignatureTests {
     @Test("a zero signature is refused")
     func zeroSignature() async throws {
         let error = await failure(try minter.mint(json: payload, signature: .bytes([UInt8](repeating: 0, count: 64))))
-        #expect(error?.code == .invalidSignature || error?.code == .malformedSignature)
+        #expect(error?.code == .signatureInvalid || error?.code == .malformedSignature)
     }
 
     @Test("a chain whose root is not pinned and not an opt-in anchor is refused")
@@ -176,7 +176,7 @@ struct ChainAndSignatureTests {
         let apple = SignedDataVerifier(expectations: .init(bundleId: "Com.VoiceRecording.Telephone"))
         for _ in 0..<2 {  // cold, then with the chain cached by the genuine JWS
             let error = await failure(forged, with: apple)
-            #expect(error?.code == .invalidSignature)
+            #expect(error?.code == .signatureInvalid)
             _ = try await apple.verifyTransaction(real)
         }
     }
@@ -190,7 +190,7 @@ struct ChainAndSignatureTests {
         let error = await failure(
             JWSMinter.replacingPayload(of: real, with: Array(edited.utf8)),
             with: SignedDataVerifier(expectations: .init(bundleId: "Com.VoiceRecording.Telephone")))
-        #expect(error?.code == .invalidSignature)
+        #expect(error?.code == .signatureInvalid)
     }
 
     @Test("the warm path reuses the chain and reports the cache hit")

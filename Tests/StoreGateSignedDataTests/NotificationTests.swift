@@ -71,7 +71,7 @@ struct NotificationTests {
         let tampered = JWSMinter.replacingPayload(of: good, with: try JWSMinter.json(changed))
         let jws = try minter.mint(json: JWSPayloads.notification(signedTransactionInfo: tampered))
         let error = await failure(jws)
-        #expect(error?.code == .invalidSignature)
+        #expect(error?.code == .signatureInvalid)
         #expect(error?.field == "data.signedTransactionInfo.signature")
     }
 

@@ -195,7 +195,7 @@ struct StructureTests {
         let small = try SignedDataTesting.verifier(limits: Limits(maxJWSBytes: 1024))
         let jws = try minter.mint(json: payload)
         let error = await #expect(throws: SignedDataError.self) { _ = try await small.verifyTransaction(jws) }
-        #expect(error?.code == .oversized)
+        #expect(error?.code == .tooLarge)
         #expect(error?.step == .input)
         let empty = await failure("")
         #expect(empty?.code == .empty)

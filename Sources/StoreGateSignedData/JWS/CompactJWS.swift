@@ -33,10 +33,10 @@ public struct CompactJWS: Sendable {
     /// - Throws: ``SignedDataError`` in the `input` or `structure` step.
     public init(bytes: [UInt8], limits: Limits = .default) throws(SignedDataError) {
         guard !bytes.isEmpty else {
-            throw SignedDataError(.input, .empty, reason: "the JWS is empty")
+            throw SignedDataError(.empty, reason: "the JWS is empty")
         }
         guard bytes.count <= limits.maxJWSBytes else {
-            throw SignedDataError(.input, .oversized, reason: "\(bytes.count) bytes is over the \(limits.maxJWSBytes)-byte JWS limit")
+            throw SignedDataError(.tooLarge, reason: "\(bytes.count) bytes is over the \(limits.maxJWSBytes)-byte JWS limit")
         }
         // memchr finds the dots at memory speed.
         let (first, second, third) = bytes.withUnsafeBytes { raw -> (Int, Int, Int) in
@@ -53,27 +53,27 @@ public struct CompactJWS: Sendable {
         }
         guard second >= 0, third < 0 else {
             let parts = bytes.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
-            throw SignedDataError(.structure, .malformedCompactSerialization, reason: "a compact JWS has 3 dot-separated parts, this has \(parts)")
+            throw SignedDataError(.malformedCompactSerialization, reason: "a compact JWS has 3 dot-separated parts, this has \(parts)")
         }
         guard first > 0 else {
-            throw SignedDataError(.structure, .malformedCompactSerialization, field: "header", reason: "the header part is empty")
+            throw SignedDataError(.malformedCompactSerialization, field: "header", reason: "the header part is empty")
         }
         // The header first, so `alg: none` (with its empty signature) is named as what it is.
         guard let headerJSON = Base64URL.decode(bytes[..<first]) else {
-            throw SignedDataError(.structure, .invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
+            throw SignedDataError(.invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
         }
         self.header = try JWSHeader(json: headerJSON)
         guard second > first + 1 else {
-            throw SignedDataError(.structure, .malformedCompactSerialization, field: "payload", reason: "the payload part is empty")
+            throw SignedDataError(.malformedCompactSerialization, field: "payload", reason: "the payload part is empty")
         }
         guard second < bytes.count - 1 else {
-            throw SignedDataError(.structure, .malformedCompactSerialization, field: "signature", reason: "the signature part is empty")
+            throw SignedDataError(.malformedCompactSerialization, field: "signature", reason: "the signature part is empty")
         }
         guard let payload = Base64URL.decode(bytes[(first + 1)..<second]) else {
-            throw SignedDataError(.structure, .invalidBase64URL, field: "payload", reason: "the payload is not unpadded base64url")
+            throw SignedDataError(.invalidBase64URL, field: "payload", reason: "the payload is not unpadded base64url")
         }
         guard let signature = Base64URL.decode(bytes[(second + 1)...]) else {
-            throw SignedDataError(.structure, .invalidBase64URL, field: "signature", reason: "the signature is not unpadded base64url")
+            throw SignedDataError(.invalidBase64URL, field: "signature", reason: "the signature is not unpadded base64url")
         }
         self.bytes = bytes
         self.payload = payload
@@ -90,6 +90,6 @@ public struct CompactJWS: Sendable {
     ///
     /// - Throws: ``SignedDataError/Code/malformedJSON`` in the `payload` step.
     func payloadObject() throws(SignedDataError) -> JSONObject {
-        try JSONReader.readObject(payload, step: .payload, code: .malformedJSON, field: "payload")
+        try JSONReader.readObject(payload, code: .malformedJSON, field: "payload")
     }
 }

@@ -37,10 +37,9 @@ struct JSONReader {
         }
     }
 
-    /// Reads `bytes` as a JSON object, naming a failure as `code` in `step` for `field`.
+    /// Reads `bytes` as a JSON object, naming a failure as `code` for `field`.
     static func readObject(
         _ bytes: [UInt8],
-        step: VerificationStep,
         code: SignedDataError.Code,
         field: String
     ) throws(SignedDataError) -> JSONObject {
@@ -48,7 +47,7 @@ struct JSONReader {
         case .success(let object):
             return object
         case .failure(let failure):
-            throw SignedDataError(step, code, field: field, reason: "not a JSON object: \(failure.reason) at byte \(failure.offset)")
+            throw SignedDataError(code, field: field, reason: "not a JSON object: \(failure.reason) at byte \(failure.offset)")
         }
     }
 

@@ -64,7 +64,7 @@ struct JSONObject: Sendable, Hashable {
 /// JSON `null` reads as absent, like a missing member.
 extension JSONValue {
     private func wrongType(_ field: String, expected: String) -> SignedDataError {
-        SignedDataError(.payload, .invalidField, field: field, reason: "expected \(expected), found \(typeName)")
+        SignedDataError(.invalidField, field: field, reason: "expected \(expected), found \(typeName)")
     }
 
     func string(_ field: String) throws(SignedDataError) -> String? {
@@ -87,7 +87,7 @@ extension JSONValue {
         switch self {
         case .null: return nil
         case .integer(let value): return value
-        case .fraction: throw SignedDataError(.payload, .invalidField, field: field, reason: "expected an integer that fits 64 bits")
+        case .fraction: throw SignedDataError(.invalidField, field: field, reason: "expected an integer that fits 64 bits")
         default: throw wrongType(field, expected: "an integer")
         }
     }
@@ -95,7 +95,7 @@ extension JSONValue {
     func int(_ field: String) throws(SignedDataError) -> Int? {
         guard let value = try int64(field) else { return nil }
         guard let narrow = Int(exactly: value) else {
-            throw SignedDataError(.payload, .invalidField, field: field, reason: "integer out of range")
+            throw SignedDataError(.invalidField, field: field, reason: "integer out of range")
         }
         return narrow
     }
@@ -108,7 +108,7 @@ extension JSONValue {
         case .integer(let milliseconds): return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         case .fraction(let milliseconds):
             guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
-                throw SignedDataError(.payload, .invalidField, field: field, reason: "timestamp out of range")
+                throw SignedDataError(.invalidField, field: field, reason: "timestamp out of range")
             }
             return Date(timeIntervalSince1970: milliseconds / 1000)
         default: throw wrongType(field, expected: "milliseconds since 1970")
@@ -119,7 +119,7 @@ extension JSONValue {
     func uuid(_ field: String) throws(SignedDataError) -> UUID? {
         guard let text = try string(field), !text.isEmpty else { return nil }
         guard let value = UUID(uuidString: text) else {
-            throw SignedDataError(.payload, .invalidField, field: field, reason: "not a UUID")
+            throw SignedDataError(.invalidField, field: field, reason: "not a UUID")
         }
         return value
     }
@@ -132,7 +132,7 @@ extension JSONValue {
             strings.reserveCapacity(elements.count)
             for element in elements {
                 guard case .string(let value) = element else {
-                    throw SignedDataError(.payload, .invalidField, field: field, reason: "expected an array of strings")
+                    throw SignedDataError(.invalidField, field: field, reason: "expected an array of strings")
                 }
                 strings.append(value)
             }

@@ -34,7 +34,7 @@ public struct JWSHeader: Sendable, Hashable {
     ///   ``SignedDataError/Code/unsupportedAlgorithm``, ``SignedDataError/Code/unsupportedHeaderParameter``,
     ///   ``SignedDataError/Code/missingCertificates``.
     public init(json: [UInt8]) throws(SignedDataError) {
-        let object = try JSONReader.readObject(json, step: .structure, code: .malformedHeader, field: "header")
+        let object = try JSONReader.readObject(json, code: .malformedHeader, field: "header")
         var algorithm: String?
         var chain: [String]?
         var keyId: String?
@@ -43,46 +43,46 @@ public struct JWSHeader: Sendable, Hashable {
             switch member.key {
             case "alg":
                 guard case .string(let value) = member.value else {
-                    throw SignedDataError(.structure, .unsupportedAlgorithm, field: "header.alg", reason: "alg is not a string")
+                    throw SignedDataError(.unsupportedAlgorithm, field: "header.alg", reason: "alg is not a string")
                 }
                 algorithm = value
             case "x5c":
                 guard case .array(let elements) = member.value else {
-                    throw SignedDataError(.structure, .malformedHeader, field: "header.x5c", reason: "x5c is not an array")
+                    throw SignedDataError(.malformedHeader, field: "header.x5c", reason: "x5c is not an array")
                 }
                 var strings: [String] = []
                 strings.reserveCapacity(elements.count)
                 for element in elements {
                     guard case .string(let value) = element, !value.isEmpty else {
-                        throw SignedDataError(.structure, .malformedHeader, field: "header.x5c", reason: "x5c holds something other than certificate strings")
+                        throw SignedDataError(.malformedHeader, field: "header.x5c", reason: "x5c holds something other than certificate strings")
                     }
                     strings.append(value)
                 }
                 chain = strings
             case "kid":
                 guard case .string(let value) = member.value else {
-                    throw SignedDataError(.structure, .malformedHeader, field: "header.kid", reason: "kid is not a string")
+                    throw SignedDataError(.malformedHeader, field: "header.kid", reason: "kid is not a string")
                 }
                 keyId = value
             case "typ":
                 guard case .string(let value) = member.value else {
-                    throw SignedDataError(.structure, .malformedHeader, field: "header.typ", reason: "typ is not a string")
+                    throw SignedDataError(.malformedHeader, field: "header.typ", reason: "typ is not a string")
                 }
                 type = value
             case let name where Self.refusedParameters.contains(name):
-                throw SignedDataError(.structure, .unsupportedHeaderParameter, field: "header.\(name)", reason: "header parameter \(name) is not honoured")
+                throw SignedDataError(.unsupportedHeaderParameter, field: "header.\(name)", reason: "header parameter \(name) is not honoured")
             default:
                 continue
             }
         }
         guard let algorithm else {
-            throw SignedDataError(.structure, .unsupportedAlgorithm, field: "header.alg", reason: "the header names no algorithm")
+            throw SignedDataError(.unsupportedAlgorithm, field: "header.alg", reason: "the header names no algorithm")
         }
         guard algorithm == Self.es256 else {
-            throw SignedDataError(.structure, .unsupportedAlgorithm, field: "header.alg", reason: "algorithm \(algorithm.prefix(16)) is not ES256")
+            throw SignedDataError(.unsupportedAlgorithm, field: "header.alg", reason: "algorithm \(algorithm.prefix(16)) is not ES256")
         }
         guard let chain, !chain.isEmpty else {
-            throw SignedDataError(.structure, .missingCertificates, field: "header.x5c", reason: "the header carries no x5c certificate chain")
+            throw SignedDataError(.missingCertificates, field: "header.x5c", reason: "the header carries no x5c certificate chain")
         }
         self.algorithm = algorithm
         self.certificateChain = chain

@@ -46,7 +46,7 @@ public struct AppTransaction: Sendable, Hashable, Encodable {
     ///
     /// - Throws: ``SignedDataError`` in the `payload` step.
     public init(json: [UInt8]) throws(SignedDataError) {
-        try self.init(object: JSONReader.readObject(json, step: .payload, code: .malformedJSON, field: "payload"), path: "")
+        try self.init(object: JSONReader.readObject(json, code: .malformedJSON, field: "payload"), path: "")
     }
 
     init(object: JSONObject, path: String) throws(SignedDataError) {

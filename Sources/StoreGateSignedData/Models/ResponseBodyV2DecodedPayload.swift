@@ -34,7 +34,7 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
     ///
     /// - Throws: ``SignedDataError`` in the `payload` step.
     public init(json: [UInt8]) throws(SignedDataError) {
-        try self.init(object: JSONReader.readObject(json, step: .payload, code: .malformedJSON, field: "payload"))
+        try self.init(object: JSONReader.readObject(json, code: .malformedJSON, field: "payload"))
     }
 
     init(object: JSONObject) throws(SignedDataError) {

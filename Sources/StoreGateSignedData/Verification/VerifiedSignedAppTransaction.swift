@@ -19,7 +19,7 @@ public struct VerifiedSignedAppTransaction: Sendable {
     /// - Throws: ``SignedDataError/Code/missingField`` when the payload has no `bundleId`.
     public func proof() throws(SignedDataError) -> VerifiedProof {
         guard let bundleId = payload.bundleId else {
-            throw SignedDataError(.payload, .missingField, field: "bundleId", reason: "the app transaction has no bundleId")
+            throw SignedDataError(.missingField, field: "bundleId", reason: "the app transaction has no bundleId")
         }
         return VerifiedProof(
             kind: .appTransaction,

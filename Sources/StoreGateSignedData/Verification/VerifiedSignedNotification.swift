@@ -29,13 +29,13 @@ public struct VerifiedSignedNotification: Sendable {
     ///   ``VerifiedSignedRenewalInfo/renewalInfo()`` need.
     public func notification() throws(SignedDataError) -> VerifiedNotification {
         guard let uuid = payload.notificationUUID else {
-            throw SignedDataError(.payload, .missingField, field: "notificationUUID", reason: "the notification has no notificationUUID")
+            throw SignedDataError(.missingField, field: "notificationUUID", reason: "the notification has no notificationUUID")
         }
         guard let type = payload.notificationType else {
-            throw SignedDataError(.payload, .missingField, field: "notificationType", reason: "the notification has no notificationType")
+            throw SignedDataError(.missingField, field: "notificationType", reason: "the notification has no notificationType")
         }
         guard let bundleId = payload.subject.bundleId else {
-            throw SignedDataError(.payload, .missingField, field: "data.bundleId", reason: "the notification names no bundleId")
+            throw SignedDataError(.missingField, field: "data.bundleId", reason: "the notification names no bundleId")
         }
         var verifiedTransaction: VerifiedTransaction?
         if let transaction {

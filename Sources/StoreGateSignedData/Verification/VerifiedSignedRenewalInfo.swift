@@ -28,7 +28,7 @@ public struct VerifiedSignedRenewalInfo: Sendable {
     ) throws(SignedDataError) -> VerifiedRenewalInfo {
         func required<T>(_ value: T?, _ name: String) throws(SignedDataError) -> T {
             guard let value else {
-                throw SignedDataError(.payload, .missingField, field: path + name, reason: "the renewal info has no \(name)")
+                throw SignedDataError(.missingField, field: path + name, reason: "the renewal info has no \(name)")
             }
             return value
         }

@@ -44,13 +44,13 @@ public struct VerifiedSignedTransaction: Sendable {
     ) throws(SignedDataError) -> VerifiedTransaction {
         func required<T>(_ value: T?, _ name: String) throws(SignedDataError) -> T {
             guard let value else {
-                throw SignedDataError(.payload, .missingField, field: path + name, reason: "the transaction has no \(name)")
+                throw SignedDataError(.missingField, field: path + name, reason: "the transaction has no \(name)")
             }
             return value
         }
         let quantity = try required(payload.quantity, "quantity")
         guard quantity > 0 else {
-            throw SignedDataError(.payload, .invalidField, field: path + "quantity", reason: "quantity must be positive")
+            throw SignedDataError(.invalidField, field: path + "quantity", reason: "quantity must be positive")
         }
         return VerifiedTransaction(
             environment: environment,
