@@ -37,6 +37,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case nestedMismatch
             case productMismatch
             case transactionMismatch
+            case renewalInfoMismatch
         }
 
         private let backing: Backing
@@ -92,6 +93,8 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let productMismatch = Code(.productMismatch)
         /// The proof is not the expected transaction.
         public static let transactionMismatch = Code(.transactionMismatch)
+        /// A renewal info sent with a transaction is for another subscription or environment.
+        public static let renewalInfoMismatch = Code(.renewalInfoMismatch)
 
         /// The chain verifier's code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
@@ -114,7 +117,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .chain:
                 return .chain
             case .bundleIdMismatch, .environmentNotAccepted, .appAppleIdMismatch, .appAppleIdRequired, .signedDateMissing,
-                 .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch:
+                 .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch, .renewalInfoMismatch:
                 return .expectations
             }
         }
@@ -148,6 +151,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .nestedMismatch: return "nested_mismatch"
             case .productMismatch: return "product_mismatch"
             case .transactionMismatch: return "transaction_mismatch"
+            case .renewalInfoMismatch: return "renewal_info_mismatch"
             }
         }
     }

@@ -30,6 +30,8 @@ extension SignedDataVerifier {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try ResponseBodyV2DecodedPayload(object: object)
         }
+        let subjectField = payload.data != nil ? "data." : payload.summary != nil ? "summary." : payload.externalPurchaseToken != nil ? "externalPurchaseToken." : "appData."
+        let fields = try VerifiedSignedNotification.Fields(payload, subjectField: subjectField)
         let authentication: Authentication
         let nested: Nested
         let signingTime: Date
@@ -52,7 +54,6 @@ extension SignedDataVerifier {
         trace?.nested = nested
 
         let subject = payload.subject
-        let subjectField = payload.data != nil ? "data." : payload.summary != nil ? "summary." : payload.externalPurchaseToken != nil ? "externalPurchaseToken." : "appData."
         try expectBundleId(subject.bundleId, field: subjectField + "bundleId")
         let environment = try expectEnvironment(subject.environment, authentication, field: subjectField + "environment")
         try expectAppAppleId(subject.appAppleId, environment: environment, field: subjectField + "appAppleId")
@@ -65,6 +66,7 @@ extension SignedDataVerifier {
         return VerifiedSignedNotification(
             payload: payload,
             details: details(.notification, jws, environment, authentication, signingTime, source),
+            fields: fields,
             transaction: nested.transaction,
             renewalInfo: nested.renewalInfo,
             appTransaction: nested.appTransaction,
@@ -126,32 +128,41 @@ extension SignedDataVerifier {
     private func verifyNested(_ payload: ResponseBodyV2DecodedPayload) async throws(SignedDataError) -> Nested {
         var nested = Nested()
         if let signed = payload.data?.signedTransactionInfo {
-            let (transaction, details, bytes) = try await verifyNestedJWS(
+            let ((transaction, fields), details, bytes) = try await verifyNestedJWS(
                 signed, field: "data.signedTransactionInfo", kind: .signedTransaction, environmentField: "environment",
-                decode: { object throws(SignedDataError) in try JWSTransactionDecodedPayload(object: object, path: "") },
-                signingTime: { transaction throws(SignedDataError) in (try Self.required(transaction.signedDate, "signedDate"), .signedDate) },
-                environment: \.environment
+                decode: { object throws(SignedDataError) in
+                    let payload = try JWSTransactionDecodedPayload(object: object, path: "")
+                    return (payload, try VerifiedSignedTransaction.Fields(payload, path: ""))
+                },
+                signingTime: { decoded in (decoded.1.signedDate, .signedDate) },
+                environment: { decoded in decoded.0.environment }
             )
-            nested.transaction = VerifiedSignedTransaction(payload: transaction, details: details, rawJWS: bytes)
+            nested.transaction = VerifiedSignedTransaction(payload: transaction, details: details, fields: fields, rawJWS: bytes)
         }
         if let signed = payload.data?.signedRenewalInfo {
-            let (renewalInfo, details, bytes) = try await verifyNestedJWS(
+            let ((renewalInfo, fields), details, bytes) = try await verifyNestedJWS(
                 signed, field: "data.signedRenewalInfo", kind: .signedRenewalInfo, environmentField: "environment",
-                decode: { object throws(SignedDataError) in try JWSRenewalInfoDecodedPayload(object: object, path: "") },
-                signingTime: { renewalInfo throws(SignedDataError) in (try Self.required(renewalInfo.signedDate, "signedDate"), .signedDate) },
-                environment: \.environment
+                decode: { object throws(SignedDataError) in
+                    let payload = try JWSRenewalInfoDecodedPayload(object: object, path: "")
+                    return (payload, try VerifiedSignedRenewalInfo.Fields(payload, path: ""))
+                },
+                signingTime: { decoded in (decoded.1.signedDate, .signedDate) },
+                environment: { decoded in decoded.0.environment }
             )
-            nested.renewalInfo = VerifiedSignedRenewalInfo(payload: renewalInfo, details: details, rawJWS: bytes)
+            nested.renewalInfo = VerifiedSignedRenewalInfo(payload: renewalInfo, details: details, fields: fields, rawJWS: bytes)
         }
         if let signed = payload.appData?.signedAppTransactionInfo {
             let clock = self.clock
-            let (appTransaction, details, bytes) = try await verifyNestedJWS(
+            let ((appTransaction, bundleId), details, bytes) = try await verifyNestedJWS(
                 signed, field: "appData.signedAppTransactionInfo", kind: .appTransaction, environmentField: "receiptType",
-                decode: { object throws(SignedDataError) in try AppTransaction(object: object, path: "") },
-                signingTime: { appTransaction in Self.signingTime(of: appTransaction, clock: clock) },
-                environment: \.receiptType
+                decode: { object throws(SignedDataError) in
+                    let payload = try AppTransaction(object: object, path: "")
+                    return (payload, try Self.required(payload.bundleId, "bundleId"))
+                },
+                signingTime: { decoded in Self.signingTime(of: decoded.0, clock: clock) },
+                environment: { decoded in decoded.0.receiptType }
             )
-            nested.appTransaction = VerifiedSignedAppTransaction(payload: appTransaction, details: details, rawJWS: bytes)
+            nested.appTransaction = VerifiedSignedAppTransaction(payload: appTransaction, details: details, bundleId: bundleId, rawJWS: bytes)
         }
         return nested
     }

@@ -84,11 +84,41 @@ public struct SignedDataVerifier: Sendable {
         try await verifyTransaction(bytes: bytes, trace: nil)
     }
 
+    /// Verifies a signed transaction and the renewal info sent with it: both verified on their
+    /// own, and the renewal info must be for the same subscription (`originalTransactionId`)
+    /// in the same environment. Its failures name `signedRenewalInfo.…` fields.
+    ///
+    /// - Throws: ``SignedDataError`` naming the step that failed;
+    ///   ``SignedDataError/Code/renewalInfoMismatch`` when the two do not belong together.
+    public func verifyTransaction(
+        _ jws: some StringProtocol, renewalInfo: (some StringProtocol)?
+    ) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        let transaction = try await verifyTransaction(bytes: Array(jws.utf8), trace: nil)
+        guard let renewalInfo else { return transaction }
+        let renewal: VerifiedSignedRenewalInfo
+        do throws(SignedDataError) {
+            var renewalVerifier = self
+            renewalVerifier.expectations.transactionId = nil  // a renewal info names no transaction
+            renewal = try await renewalVerifier.verifyRenewalInfo(bytes: Array(renewalInfo.utf8), trace: nil)
+        } catch {
+            throw error.nested(in: "signedRenewalInfo")
+        }
+        guard renewal.renewalInfo.originalTransactionId == transaction.transaction.originalTransactionId,
+              renewal.environment == transaction.environment
+        else {
+            throw SignedDataError(
+                .renewalInfoMismatch, field: "signedRenewalInfo.originalTransactionId",
+                reason: "the renewal info is for another subscription or environment than the transaction")
+        }
+        return transaction.with(renewal)
+    }
+
     func verifyTransaction(bytes: [UInt8], trace: Trace?) async throws(SignedDataError) -> VerifiedSignedTransaction {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSTransactionDecodedPayload(object: object, path: "")
         }
-        let signedDate = try Self.required(payload.signedDate, "signedDate")
+        let fields = try VerifiedSignedTransaction.Fields(payload, path: "")
+        let signedDate = fields.signedDate
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         trace?.record(authentication, signingTime: signedDate, source: .signedDate)
         try expectBundleId(payload.bundleId)
@@ -98,6 +128,7 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedSignedTransaction(
             payload: payload,
             details: details(.signedTransaction, jws, environment, authentication, signedDate, .signedDate),
+            fields: fields,
             rawJWS: bytes
         )
     }
@@ -123,7 +154,8 @@ public struct SignedDataVerifier: Sendable {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try JWSRenewalInfoDecodedPayload(object: object, path: "")
         }
-        let signedDate = try Self.required(payload.signedDate, "signedDate")
+        let fields = try VerifiedSignedRenewalInfo.Fields(payload, path: "")
+        let signedDate = fields.signedDate
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         trace?.record(authentication, signingTime: signedDate, source: .signedDate)
         let environment = try expectEnvironment(payload.environment, authentication)
@@ -132,6 +164,7 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedSignedRenewalInfo(
             payload: payload,
             details: details(.signedRenewalInfo, jws, environment, authentication, signedDate, .signedDate),
+            fields: fields,
             rawJWS: bytes
         )
     }
@@ -160,6 +193,7 @@ public struct SignedDataVerifier: Sendable {
         let (jws, signed, payload) = try open(bytes) { object throws(SignedDataError) in
             try AppTransaction(object: object, path: "")
         }
+        let bundleId = try Self.required(payload.bundleId, "bundleId")
         let (signingTime, source) = Self.signingTime(of: payload, clock: clock)
         let authentication = try await validateChain(jws, signed, signingTime: signingTime)
         trace?.record(authentication, signingTime: signingTime, source: source)
@@ -171,6 +205,7 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedSignedAppTransaction(
             payload: payload,
             details: details(.appTransaction, jws, environment, authentication, signingTime, source),
+            bundleId: bundleId,
             rawJWS: bytes
         )
     }

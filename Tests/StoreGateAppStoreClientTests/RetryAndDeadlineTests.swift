@@ -83,8 +83,10 @@ struct RetryAndDeadlineTests {
             // attempt but an abandoned last one reached the server and was answered 503.
             #expect(attempts >= 1 && attempts <= 7)
             #expect(count >= attempts - 1 && count <= attempts)
-            if count >= 2 {
-                #expect(error?.httpStatus == 503)
+            // The status is the last answered attempt's; when the deadline abandoned an attempt
+            // in flight (a loaded machine), there is none to report.
+            if let status = error?.httpStatus {
+                #expect(status == 503)
             }
             #expect(elapsed < .seconds(13))
         }

@@ -33,13 +33,14 @@ struct ExpectationsTests {
         #expect(error?.code == .bundleIdMismatch)
     }
 
-    @Test("a transaction without a bundle id is refused")
+    @Test("a transaction without a bundle id is refused in the payload step")
     func bundleMissing() async throws {
         var payload = JWSPayloads.transaction()
         payload["bundleId"] = nil
         let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
         let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(try minter.mint(json: payload)) }
-        #expect(error?.code == .bundleIdMismatch)
+        #expect(error?.code == .missingField)
+        #expect(error?.field == "bundleId")
     }
 
     @Test("data anchored by a test CA is reported as Test, so Sandbox or Production expectations refuse it",
@@ -103,7 +104,7 @@ struct ExpectationsTests {
         let verified = try await right.verifyAppTransaction(jws)
         #expect(verified.payload.appAppleId == 1_234_567_890)
         #expect(verified.payload.originalPlatform == .iOS)
-        #expect(try verified.proof().bundleId == SignedDataTesting.bundleId)
+        #expect(verified.proof.bundleId == SignedDataTesting.bundleId)
     }
 
     @Test("a sandbox app transaction without appAppleId verifies without one expected")
@@ -118,7 +119,7 @@ struct ExpectationsTests {
     func renewalInfo() async throws {
         let jws = try minter.mint(json: JWSPayloads.renewalInfo())
         let verified = try await verifier(.init(bundleId: "anything", environments: [.test])).verifyRenewalInfo(jws)
-        let renewal = try verified.renewalInfo()
+        let renewal = verified.renewalInfo
         #expect(renewal.willAutoRenew)
         #expect(renewal.environment == .test)
         let sandboxOnly = try verifier(.init(bundleId: "anything", environments: [.sandbox]))
@@ -126,13 +127,37 @@ struct ExpectationsTests {
         #expect(error?.code == .environmentNotAccepted)
     }
 
-    @Test("the ledger's transaction needs the identifying members", arguments: ["transactionId", "originalTransactionId", "productId", "purchaseDate", "quantity"])
+    @Test("the members the ledger needs are checked in the payload step, so a verified transaction always has them",
+          arguments: ["transactionId", "originalTransactionId", "productId", "purchaseDate", "quantity"])
     func ledgerShapeNeedsMembers(_ member: String) async throws {
         var payload = JWSPayloads.transaction()
         payload[member] = nil
-        let verified = try await verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test])).verifyTransaction(try minter.mint(json: payload))
-        let error = #expect(throws: SignedDataError.self) { _ = try verified.transaction() }
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let error = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(try minter.mint(json: payload)) }
         #expect(error?.code == .missingField)
+        #expect(error?.step == .payload)
         #expect(error?.field == member)
+    }
+
+    @Test("a renewal info sent with a transaction must be for the same subscription; it is part of the verified proof")
+    func transactionWithRenewalInfo() async throws {
+        let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
+        let transaction = try minter.mint(json: JWSPayloads.transaction())
+        let matching = try minter.mint(json: JWSPayloads.renewalInfo())
+        let verified = try await verifier.verifyTransaction(transaction, renewalInfo: matching)
+        #expect(verified.proof.renewalInfo?.originalTransactionId == verified.transaction.originalTransactionId)
+        let other = try minter.mint(json: JWSPayloads.renewalInfo(originalTransactionId: "2000000999999999"))
+        let mismatch = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(transaction, renewalInfo: other) }
+        #expect(mismatch?.code == .renewalInfoMismatch)
+        #expect(mismatch?.step == .expectations)
+        var broken = JWSPayloads.renewalInfo()
+        broken["productId"] = nil
+        let nested = await #expect(throws: SignedDataError.self) {
+            _ = try await verifier.verifyTransaction(transaction, renewalInfo: try minter.mint(json: broken))
+        }
+        #expect(nested?.code == .missingField)
+        #expect(nested?.field == "signedRenewalInfo.productId")
+        let alone = try await verifier.verifyTransaction(transaction, renewalInfo: String?.none)
+        #expect(alone.renewalInfo == nil)
     }
 }

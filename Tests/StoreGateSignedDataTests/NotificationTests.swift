@@ -39,7 +39,7 @@ struct NotificationTests {
         #expect(verified.transaction?.payload.transactionId == "2000000100000001")
         #expect(verified.renewalInfo?.payload.autoRenewStatus == .on)
         #expect(verified.transaction?.environment == .test)
-        let ledger = try verified.notification()
+        let ledger = verified.notification
         #expect(ledger.transaction?.productId == "com.example.storegate.monthly")
         #expect(ledger.renewalInfo?.willAutoRenew == true)
         #expect(ledger.bundleId == SignedDataTesting.bundleId)
@@ -143,7 +143,7 @@ struct NotificationTests {
         let verified = try await verifier.verifyNotification(try minter.mint(json: payload))
         #expect(verified.payload.summary?.storefrontCountryCodes == ["USA", "FRA"])
         #expect(verified.payload.subtype == .summary)
-        #expect(try verified.notification().transaction == nil)
+        #expect(verified.notification.transaction == nil)
     }
 
     @Test("an external purchase token names its environment by its identifier's prefix")
@@ -170,6 +170,6 @@ struct NotificationTests {
         let jws = try notification { $0["notificationType"] = "SOMETHING_NEW"; $0["subtype"] = "BRAND_NEW" }
         let verified = try await verifier.verifyNotification(jws)
         #expect(verified.payload.notificationType?.rawValue == "SOMETHING_NEW")
-        #expect(try verified.notification().subtype == "BRAND_NEW")
+        #expect(verified.notification.subtype == "BRAND_NEW")
     }
 }

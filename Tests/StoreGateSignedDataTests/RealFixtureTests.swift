@@ -95,12 +95,12 @@ struct RealFixtureTests {
         #expect(payload.offerType == .introductoryOffer)
         #expect(payload.environment == .sandbox)
 
-        let transaction = try verified.transaction()
+        let transaction = verified.transaction
         #expect(transaction.environment == .sandbox)
         #expect(transaction.bundleId == "Com.VoiceRecording.Telephone")
         #expect(transaction.productType == .autoRenewable)
         #expect(transaction.signedDate == Date(timeIntervalSince1970: 1_667_559_685.499))
-        let proof = try verified.proof()
+        let proof = verified.proof
         #expect(proof.kind == .signedTransaction)
         #expect(proof.transactions == [transaction])
         #expect(proof.rawProof == Array(jws.utf8))
@@ -123,7 +123,7 @@ struct RealFixtureTests {
         #expect(renewal.payload.autoRenewStatus == .on)
         #expect(renewal.payload.autoRenewProductId == "com.audaos.audarecorder.vip.m2")
 
-        let notification = try verified.notification()
+        let notification = verified.notification
         #expect(notification.notificationType == "DID_RENEW")
         #expect(notification.notificationUUID == "469bf30e-7715-4f9f-aae3-a7bfc12aea77")
         #expect(notification.environment == .sandbox)
@@ -144,7 +144,7 @@ struct RealFixtureTests {
     func renewalInfoLedgerShape() async throws {
         let jws = try #require(SignedDataTesting.fixture("goiap-sandbox-2023-05-signed-renewal-info.jws"))
         let verified = try await SignedDataVerifier(expectations: .init(bundleId: "unused")).verifyRenewalInfo(jws)
-        let renewal = try verified.renewalInfo()
+        let renewal = verified.renewalInfo
         #expect(renewal.originalTransactionId == "2000000335310644")
         #expect(renewal.productId == "co.ringalarm.swtich.quarterly2")
         #expect(renewal.willAutoRenew)

@@ -27,7 +27,7 @@ struct StructureTests {
         #expect(verified.environment == .test)
         #expect(verified.details.claimedEnvironment == .sandbox)
         #expect(verified.details.anchor == .optIn)
-        #expect(try verified.transaction().transactionId == "2000000100000001")
+        #expect(verified.transaction.transactionId == "2000000100000001")
     }
 
     @Test("alg none is refused even with an empty signature")

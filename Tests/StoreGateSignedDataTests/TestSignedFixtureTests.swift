@@ -38,11 +38,9 @@ struct TestSignedFixtureTests {
     static let xcodeBundle = "com.example.naturelab.backyardbirds.example"
 
     static let verifying: [Case] = [
-        // These two carry a root that is not testCA.der byte for byte (same name and key, other
-        // validity): to RFC 5280 it is the same anchor, and Apple's libraries accept them.
-        Case(file: "apple-asslib-mock-signed-transaction-info.jws", kind: .signedTransaction, anchor: testCA, bundleId: "com.example", environment: .test),
+        // It carries a root that is not testCA.der byte for byte (same name and key, other
+        // validity): to RFC 5280 it is the same anchor, and Apple's libraries accept it.
         Case(file: "apple-asslib-mock-notification-test.jws", kind: .notification, anchor: testCA, bundleId: "com.example", environment: .test),
-        Case(file: "apple-asslib-mock-signed-renewal-info.jws", kind: .signedRenewalInfo, anchor: testCA, bundleId: "com.example", environment: .test),
         Case(file: "apple-asslib-xcode-signed-transaction.jws", kind: .signedTransaction, anchor: "x5c:0", bundleId: xcodeBundle, environment: .xcode),
         Case(file: "apple-asslib-xcode-signed-renewal-info.jws", kind: .signedRenewalInfo, anchor: "x5c:0", bundleId: xcodeBundle, environment: .xcode),
         Case(file: "apple-asslib-xcode-signed-app-transaction.jws", kind: .appTransaction, anchor: "x5c:0", bundleId: xcodeBundle, environment: .xcode),
@@ -83,14 +81,28 @@ struct TestSignedFixtureTests {
         #expect(error?.code == .environmentNotAccepted)
     }
 
-    @Test("Apple's mocks whose x5c root is a re-issued testCA.der verify with testCA.der as anchor, and with their own root",
-          arguments: ["apple-asslib-mock-signed-transaction-info.jws", "apple-asslib-mock-notification-test.jws"])
-    func reissuedRootIsTheAnchor(_ file: String) async throws {
+    @Test("Apple's minimal mock transaction and renewal info name no purchase (no quantity, no originalTransactionId): their signature verifies, the payload step refuses them",
+          arguments: [
+            ("apple-asslib-mock-signed-transaction-info.jws", ProofKind.signedTransaction, "quantity"),
+            ("apple-asslib-mock-signed-renewal-info.jws", ProofKind.signedRenewalInfo, "originalTransactionId"),
+          ])
+    func minimalMocksAreNoPurchase(_ file: String, _ kind: ProofKind, _ missing: String) async throws {
+        let jws = try #require(SignedDataTesting.fixture(file))
+        let verifier = try Self.verifier(anchor: Self.testCA, of: jws, bundleId: "com.example", environments: [.test])
+        let report = await verifier.report(bytes: Array(jws.utf8), as: kind)
+        #expect(report.failure?.code == .missingField)
+        #expect(report.failure?.field == missing)
+        #expect(report.steps.first { $0.step == .signature }?.status == .passed)
+    }
+
+    @Test("Apple's mock notification, whose x5c root is a re-issued testCA.der, verifies with testCA.der as anchor, and with its own root")
+    func reissuedRootIsTheAnchor() async throws {
+        let file = "apple-asslib-mock-notification-test.jws"
         let jws = try #require(SignedDataTesting.fixture(file))
         let listedRoot = try #require(Base64.decode(try CompactJWS(jws).header.certificateChain[2], mode: .standard))
         let testCA = try SignedDataTesting.certificate(Self.testCA)
         #expect(listedRoot != testCA, "the fixture's x5c[2] is another certificate object than testCA.der")
-        let kind: ProofKind = file.contains("notification") ? .notification : .signedTransaction
+        let kind: ProofKind = .notification
         let withTestCA = try Self.verifier(anchor: Self.testCA, of: jws, bundleId: "com.example", environments: [.test])
         let details = try await withTestCA.verify(jws, as: kind)
         // The chain reports the anchor that validated it: testCA.der, by its fingerprint.
@@ -130,7 +142,7 @@ struct TestSignedFixtureTests {
         #expect(verified.payload.originalApplicationVersion == "1")
         #expect(verified.payload.originalPurchaseDate == Date(timeIntervalSince1970: -62_135_769_600))
         #expect(verified.payload.deviceVerification == "cYUsXc53EbYc0pOeXG5d6/31LGHeVGf84sqSN0OrJi5u/j2H89WWKgS8N0hMsMlf")
-        #expect(try verified.proof().kind == .appTransaction)
+        #expect(verified.proof.kind == .appTransaction)
     }
 
     @Test("Apple's wrong-bundle test notification is refused for com.example")

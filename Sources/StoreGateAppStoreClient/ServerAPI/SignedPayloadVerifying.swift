@@ -34,16 +34,16 @@ public struct SignedDataPayloadVerifier: SignedPayloadVerifying {
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyTransaction(_ compactJWS: String) async throws -> VerifiedTransaction {
-        try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8)).transaction()
+        try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8)).transaction
     }
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyRenewalInfo(_ compactJWS: String) async throws -> VerifiedRenewalInfo {
-        try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8)).renewalInfo()
+        try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8)).renewalInfo
     }
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification {
-        try await verifier.verifyNotification(bytes: Array(compactJWS.utf8)).notification()
+        try await verifier.verifyNotification(bytes: Array(compactJWS.utf8)).notification
     }
 }

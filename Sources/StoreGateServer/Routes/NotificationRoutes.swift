@@ -55,12 +55,7 @@ extension Endpoints {
             } catch {
                 throw Self.notificationError(error)
             }
-            let notification: VerifiedNotification
-            do throws(SignedDataError) {
-                notification = try verified.notification()
-            } catch {
-                throw ProofVerification.apiError(error)
-            }
+            let notification = verified.notification
             do throws(LedgerError) {
                 return (notification, try await ledger.apply(notification))
             } catch {

@@ -71,44 +71,11 @@ extension Endpoints {
     @Sendable func verifyTransaction(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let input = try await decode(TransactionVerifyRequest.self, request)
         let account = try Self.account(input.account, field: "account")
-        let (verified, renewal, outcome) = try await measured(ProofKind.signedTransaction.rawValue) { () throws(APIError) in
+        let (verified, outcome) = try await measured(ProofKind.signedTransaction.rawValue) { () throws(APIError) in
             let verified = try await verification.verifyTransaction(
-                input.signedTransaction, productId: input.expectations?.productId, transactionId: input.expectations?.transactionId)
-            let proof: VerifiedProof
-            do throws(SignedDataError) {
-                proof = try verified.proof()
-            } catch {
-                throw ProofVerification.apiError(error)
-            }
-            guard let transaction = proof.transactions.first else {
-                throw APIError(.unprocessableContent, "missing_field", "the signed transaction holds no transaction", step: VerificationStep.payload.rawValue)
-            }
-            var renewal: VerifiedSignedRenewalInfo?
-            var recorded = proof
-            if let signedRenewalInfo = input.signedRenewalInfo {
-                let verifiedRenewal = try await verification.verifyRenewalInfo(signedRenewalInfo, bundleId: proof.bundleId)
-                let info: VerifiedRenewalInfo
-                do throws(SignedDataError) {
-                    info = try verifiedRenewal.renewalInfo()
-                } catch {
-                    var mapped = ProofVerification.apiError(error)
-                    mapped.field = "signedRenewalInfo" + (mapped.field.map { ".\($0)" } ?? "")
-                    throw mapped
-                }
-                guard info.originalTransactionId == transaction.originalTransactionId, info.environment == transaction.environment else {
-                    throw APIError(
-                        .unprocessableContent, "renewal_info_mismatch",
-                        "the renewal info is for another subscription or environment than the transaction",
-                        field: "signedRenewalInfo", step: VerificationStep.expectations.rawValue
-                    )
-                }
-                renewal = verifiedRenewal
-                recorded = VerifiedProof(
-                    kind: proof.kind, environment: proof.environment, bundleId: proof.bundleId, signedDate: proof.signedDate,
-                    transactions: proof.transactions, renewalInfo: info, rawProof: proof.rawProof
-                )
-            }
-            return (verified, renewal, try await record(recorded, for: account, context: context))
+                input.signedTransaction, renewalInfo: input.signedRenewalInfo,
+                productId: input.expectations?.productId, transactionId: input.expectations?.transactionId)
+            return (verified, try await record(verified.proof, for: account, context: context))
         }
         let entitlements = try await entitlements(account, context: context)
         return JSONReply.response(TransactionVerifyReply(
@@ -116,7 +83,7 @@ extension Endpoints {
             bundleId: verified.payload.bundleId ?? "",
             account: account.rawValue,
             transaction: verified.payload,
-            renewalInfo: renewal?.payload,
+            renewalInfo: verified.renewalInfo?.payload,
             recorded: RecordedReply(outcome),
             entitlements: EntitlementsReply(entitlements)
         ))

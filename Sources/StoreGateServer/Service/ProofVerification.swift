@@ -104,9 +104,11 @@ struct ProofVerification: Sendable {
 
     // MARK: Signed data
 
-    /// Verifies a signed transaction against the accepted app it names and, when given, the
-    /// product and transaction the request expects.
-    func verifyTransaction(_ jws: String, productId: String? = nil, transactionId: String? = nil) async throws(APIError) -> VerifiedSignedTransaction {
+    /// Verifies a signed transaction (and the renewal info sent with it) against the accepted
+    /// app it names and, when given, the product and transaction the request expects.
+    func verifyTransaction(
+        _ jws: String, renewalInfo: String? = nil, productId: String? = nil, transactionId: String? = nil
+    ) async throws(APIError) -> VerifiedSignedTransaction {
         var verifier = try verifier(for: jws) { payload in
             if case .transaction(let transaction) = payload { return transaction.bundleId }
             return nil
@@ -114,21 +116,9 @@ struct ProofVerification: Sendable {
         verifier.expectations.productId = productId
         verifier.expectations.transactionId = transactionId
         do throws(SignedDataError) {
-            return try await verifier.verifyTransaction(jws)
+            return try await verifier.verifyTransaction(jws, renewalInfo: renewalInfo)
         } catch {
             throw Self.apiError(error)
-        }
-    }
-
-    /// Verifies a signed renewal info (which names no app) with `bundleId`'s verifier.
-    func verifyRenewalInfo(_ jws: String, bundleId: String) async throws(APIError) -> VerifiedSignedRenewalInfo {
-        guard let verifier = signedData[bundleId] ?? apps.first.flatMap({ signedData[$0.bundleId] }) else { throw Self.noApp }
-        do throws(SignedDataError) {
-            return try await verifier.verifyRenewalInfo(jws)
-        } catch {
-            var mapped = Self.apiError(error)
-            mapped.field = "signedRenewalInfo" + (mapped.field.map { ".\($0)" } ?? "")
-            throw mapped
         }
     }
 

@@ -9,19 +9,23 @@ public struct VerifiedSignedAppTransaction: Sendable {
     public let details: SignedDataDetails
     /// The JWS exactly as received, for encrypted storage; never log it.
     public let rawJWS: [UInt8]
+    /// The app's bundle id (checked present in the payload step).
+    public let bundleId: String
 
     /// The environment StoreGate reports for it.
     public var environment: Environment { details.environment }
 
+    init(payload: AppTransaction, details: SignedDataDetails, bundleId: String, rawJWS: [UInt8]) {
+        self.payload = payload
+        self.details = details
+        self.bundleId = bundleId
+        self.rawJWS = rawJWS
+    }
+
     /// The proof in the ledger's shape: kind ``StoreGateCore/ProofKind/appTransaction``, no
     /// in-app transactions, dated by ``SignedDataDetails/signingTime``.
-    ///
-    /// - Throws: ``SignedDataError/Code/missingField`` when the payload has no `bundleId`.
-    public func proof() throws(SignedDataError) -> VerifiedProof {
-        guard let bundleId = payload.bundleId else {
-            throw SignedDataError(.missingField, field: "bundleId", reason: "the app transaction has no bundleId")
-        }
-        return VerifiedProof(
+    public var proof: VerifiedProof {
+        VerifiedProof(
             kind: .appTransaction,
             environment: details.environment,
             bundleId: bundleId,

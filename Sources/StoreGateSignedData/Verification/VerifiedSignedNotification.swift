@@ -15,48 +15,63 @@ public struct VerifiedSignedNotification: Sendable {
     public let renewalInfo: VerifiedSignedRenewalInfo?
     /// The verified `appData.signedAppTransactionInfo`, when present.
     public let appTransaction: VerifiedSignedAppTransaction?
+    /// The notification in the ledger's shape (`notificationUUID`, `notificationType` and the
+    /// bundle id were checked present in the payload step).
+    public let notification: VerifiedNotification
     /// The `signedPayload` exactly as received, for encrypted storage; never log it.
     public let rawJWS: [UInt8]
 
     /// The environment StoreGate reports for it.
     public var environment: Environment { details.environment }
 
-    /// The notification in the ledger's shape.
-    ///
-    /// - Throws: ``SignedDataError/Code/missingField`` (payload step) when the notification
-    ///   lacks `notificationUUID`, `notificationType` or a bundle id, or its nested data lack
-    ///   what ``VerifiedSignedTransaction/transaction()`` and
-    ///   ``VerifiedSignedRenewalInfo/renewalInfo()`` need.
-    public func notification() throws(SignedDataError) -> VerifiedNotification {
-        guard let uuid = payload.notificationUUID else {
-            throw SignedDataError(.missingField, field: "notificationUUID", reason: "the notification has no notificationUUID")
-        }
-        guard let type = payload.notificationType else {
-            throw SignedDataError(.missingField, field: "notificationType", reason: "the notification has no notificationType")
-        }
-        guard let bundleId = payload.subject.bundleId else {
-            throw SignedDataError(.missingField, field: "data.bundleId", reason: "the notification names no bundleId")
-        }
-        var verifiedTransaction: VerifiedTransaction?
-        if let transaction {
-            verifiedTransaction = try VerifiedSignedTransaction.ledgerTransaction(
-                transaction.payload, environment: transaction.details.environment, path: "data.signedTransactionInfo.")
-        }
-        var verifiedRenewalInfo: VerifiedRenewalInfo?
-        if let renewalInfo {
-            verifiedRenewalInfo = try VerifiedSignedRenewalInfo.ledgerRenewalInfo(
-                renewalInfo.payload, environment: renewalInfo.details.environment, path: "data.signedRenewalInfo.")
-        }
-        return VerifiedNotification(
-            notificationUUID: uuid,
-            notificationType: type.rawValue,
+    init(
+        payload: ResponseBodyV2DecodedPayload,
+        details: SignedDataDetails,
+        fields: Fields,
+        transaction: VerifiedSignedTransaction?,
+        renewalInfo: VerifiedSignedRenewalInfo?,
+        appTransaction: VerifiedSignedAppTransaction?,
+        rawJWS: [UInt8]
+    ) {
+        self.payload = payload
+        self.details = details
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+        self.appTransaction = appTransaction
+        self.rawJWS = rawJWS
+        self.notification = VerifiedNotification(
+            notificationUUID: fields.notificationUUID,
+            notificationType: fields.notificationType,
             subtype: payload.subtype?.rawValue,
             signedDate: details.signingTime,
             environment: details.environment,
-            bundleId: bundleId,
-            transaction: verifiedTransaction,
-            renewalInfo: verifiedRenewalInfo,
+            bundleId: fields.bundleId,
+            transaction: transaction?.transaction,
+            renewalInfo: renewalInfo?.renewalInfo,
             rawProof: rawJWS
         )
+    }
+
+    /// The members the ledger needs, checked in the payload step.
+    struct Fields: Sendable {
+        let notificationUUID: String
+        let notificationType: String
+        let bundleId: String
+
+        /// - Throws: ``SignedDataError/Code/missingField`` (payload step).
+        init(_ payload: ResponseBodyV2DecodedPayload, subjectField: String) throws(SignedDataError) {
+            guard let uuid = payload.notificationUUID else {
+                throw SignedDataError(.missingField, field: "notificationUUID", reason: "the notification has no notificationUUID")
+            }
+            guard let type = payload.notificationType else {
+                throw SignedDataError(.missingField, field: "notificationType", reason: "the notification has no notificationType")
+            }
+            guard let bundleId = payload.subject.bundleId else {
+                throw SignedDataError(.missingField, field: subjectField + "bundleId", reason: "the notification names no bundleId")
+            }
+            notificationUUID = uuid
+            notificationType = type.rawValue
+            self.bundleId = bundleId
+        }
     }
 }
