@@ -122,6 +122,22 @@ struct MintedReceiptTests {
         }
     }
 
+    @Test("a receipt must name one of the accepted app versions, and a requested version must be one of them")
+    func acceptedAppVersions() async throws {
+        let receipt = try minter.mint(Self.payload())  // version 42
+        var expectations = Self.expectations
+        expectations.acceptedAppVersions = ["41", "42"]
+        let verified = try await verifier.verify(receipt, expecting: expectations)
+        #expect(verified.checks.first { $0.name == "app_version" }?.passed == true)
+        expectations.acceptedAppVersions = ["43"]
+        let refused = await #expect(throws: ReceiptError.self) { try await verifier.verify(receipt, expecting: expectations) }
+        #expect(refused?.code == .appVersionMismatch)
+        expectations.acceptedAppVersions = ["41"]
+        expectations.appVersion = "42"
+        let outside = await #expect(throws: ReceiptError.self) { try await verifier.verify(receipt, expecting: expectations) }
+        #expect(outside?.code == .appVersionMismatch)
+    }
+
     @Test("an intermediate without the WWDR marker is refused")
     func intermediateWithoutMarker() async throws {
         var shape = TestCertificateAuthority.Shape(label: "No WWDR Marker")

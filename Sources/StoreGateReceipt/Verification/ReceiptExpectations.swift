@@ -11,6 +11,9 @@ public struct ReceiptExpectations: Sendable, Hashable {
     public var bundleId: String
     /// The app version the receipt must name (CFBundleVersion on iOS), if checked.
     public var appVersion: String?
+    /// The app versions accepted at all (a service's configuration); empty accepts any. A
+    /// receipt must name one of them, and ``appVersion``, when set, must be one of them too.
+    public var acceptedAppVersions: Set<String> = []
     /// The device the receipt must have been issued to, if checked.
     public var device: DeviceIdentifier?
     /// The environments accepted; the verdict always reports the one found.

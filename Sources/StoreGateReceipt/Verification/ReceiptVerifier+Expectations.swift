@@ -33,11 +33,20 @@ extension ReceiptVerifier {
             failure: ReceiptError(.bundleIdMismatch, field: ReceiptField.bundleId.label, reason: "the receipt is for \(receipt.bundleId), not \(expectations.bundleId)")
         )
         if let version = expectations.appVersion {
+            let inSet = expectations.acceptedAppVersions.isEmpty || expectations.acceptedAppVersions.contains(version)
             outcome.record(
                 "app_version",
-                passed: receipt.appVersion == version,
+                passed: receipt.appVersion == version && inSet,
                 detail: receipt.appVersion,
                 failure: ReceiptError(.appVersionMismatch, field: ReceiptField.appVersion.label, reason: "the receipt names version \(receipt.appVersion), not \(version)")
+            )
+        } else if !expectations.acceptedAppVersions.isEmpty {
+            let accepted = expectations.acceptedAppVersions.sorted().joined(separator: ", ")
+            outcome.record(
+                "app_version",
+                passed: expectations.acceptedAppVersions.contains(receipt.appVersion),
+                detail: "\(receipt.appVersion) (accepted: \(accepted))",
+                failure: ReceiptError(.appVersionMismatch, field: ReceiptField.appVersion.label, reason: "the receipt names app version \(receipt.appVersion), which is not accepted")
             )
         } else {
             outcome.record("app_version", passed: nil, detail: "\(receipt.appVersion) (not checked)", failure: ReceiptError(.appVersionMismatch, reason: ""))

@@ -53,7 +53,7 @@ struct ProofVerification: Sendable {
     // MARK: App receipts
 
     /// Verifies a base64 app receipt against the accepted app it names and the request's
-    /// expectations, then against the app's accepted versions.
+    /// expectations, the app's accepted versions among them.
     func verifyReceipt(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
         let der: [UInt8]
         do {
@@ -62,7 +62,7 @@ struct ProofVerification: Sendable {
             throw Self.apiError(error)
         }
         let app = try appForReceipt(der)
-        let expectations = ReceiptExpectations(
+        var expectations = ReceiptExpectations(
             bundleId: app.bundleId,
             appVersion: request.appVersion,
             device: request.device,
@@ -71,18 +71,12 @@ struct ProofVerification: Sendable {
             productId: request.productId,
             transactionId: request.transactionId
         )
+        expectations.acceptedAppVersions = app.appVersions
         let verified: VerifiedReceipt
         do throws(ReceiptError) {
             verified = try await receiptVerifier.verify(der, expecting: expectations)
         } catch {
             throw Self.apiError(error)
-        }
-        if !app.appVersions.isEmpty, !app.appVersions.contains(verified.receipt.appVersion) {
-            throw APIError(
-                .unprocessableContent, ReceiptError.Code.appVersionMismatch.description,
-                "the receipt names app version \(verified.receipt.appVersion), which is not accepted",
-                field: ReceiptField.appVersion.label, step: VerificationStep.expectations.rawValue
-            )
         }
         return verified
     }
