@@ -34,4 +34,21 @@ struct AppStoreClientFuzzRegressionTests {
             try VerifyReceiptResponse.decode(Array(#"{"status":0,"latest_receipt_info":[{"purchase_date_ms":\#(value)}]}"#.utf8))
         }
     }
+
+    /// fuzz-verifyreceipt-reply, crash-b70bef18010a316f1481bcc8def8884a90b766bb: a
+    /// \`cancellation_date_ms\` of 1699949999999.5 was written back as \"1699950000000\" but
+    /// with the text \"… 08:19:59 Etc/GMT\" (rounded in one spelling, cut down in the other),
+    /// so the reply read back from its own JSON wrote another date.
+    static let halfMillisecond = "eyJlbnZpcm9ubWVudCI6IlNhbmRib3giLCJsYXRlc3RfcmVjZWlwdCI6Ik1JSVQiLCJsYXRlc3RfcmVjZWlwdF9pbmZvIjp7ImV4cGlyZXNfZGF0ZSI6IjIwMjMtMTItMTQgMjI6MTM6MjAgRXRjL0dNVCIsImV4cGlyZXNfZGF0ZV9tcyI6IjE3MDI1OTIwMDAwMDAiLCJpbl9hcHBfb3duZXJzaGlwX3R5cGUiOiJQVVJDSEFTRUQiLCJpc19pbl9pbnRyb19vZmZlcl9wZXJpb2QiOiJmYWxzZSIsImlvZCI6ImZhbHNlIiwib3JpZ2luYWxfdHJhbnNhY3Rpb25faWQiOiIyMDAwMDAwMDAwMDAwMDEwIiwicHJvZHVjdF9pZCI6ImNvbS5leGFtcGxlLm1vbnRobHkiLCJwdXJjaGFzZV9kYXRlIjoiMjAyMy0xMS0xNCAyMjoxMzoyMCBFdGMvR01UIiwicHVyY2hhc2VfZGF0ZV9tcyI6IjE3MDAwMDAwMDAwMDAiLCJwdXJjaGFzZV9kYXRlX3BzdCI6IjIwMjMtMTEtMTQgMZ00OjEzOjIwIEFtZXJpY2EvTG9zX0FuZ2VsZXMiLCJxdWFudGl0eSI6IjEiLCJzdWJzY3JpcHRpb25fZ3JvdXBfaWRlbnRpZmllciI6IjIxMDAwMDAwIiwidHJhbnNhY3Rpb25faWQiOiIyMDAwMDAwMDAwMDAwMDIxIiwid2ViX29yZGVyX2xpbmlfZXRlbV9pZCI6IjMwMDAwMDAwMTEifSwicGVuZGluZ19yZW5ld2FsX2luZm8iOlt7ImF1dG9fcmVuZXdfcHJvZHVjdF9pZCI6ImNvbS5leGFtcGxlLm1vbnRobHkiLCJhdXRvX3JlbmV3X3N0YXR1cyI6IjAiLCJncmFjZV9wZXJpb2RfZXhwaXJlc19kYXRlX21zIjoiMTcwMjYwMDAwMDAwMCIsImlzX2luX2JpbGxpbmdfcmV0cnlfcGVyaW9kIjoiMCIsIm9yaWdpbmFsX3RyYW5zYWN0aW9uX2lkIjoiMjAwMDAwMDAwMDAwMDAxMCIsInByb2R1Y3RfaWQiOiJjb20uZXhhbXBsZS5tb250aGx5In1dLCJyZWNlaXB0Ijp7ImFkYW1faWQiOjAsImFwcF9pdC05MjIzMzcyMDM2ODU0Nzc1ODA4ZW1faWQiOjAsImFwcGxpY2F0aW9uX3ZlcnNpb24iOiIxIiwiYnVuZGxlX2lkIjoiY29tLmV4YW1wbGUuYXBwIiwiZG93bmxvYWRfaWQiOjAsImluX2FwcCI6W3siZXhwaXJlc19kYXRlIjoiMjAyMy0xMi0xNCAyMjoxMzoyMCBFdGMvR01UIiwiZXhwaXJlc19kYXRlX21zIjoiMTcwMjU5MjAwMDAwMCIsImluX2FwcF9vd25lcnNoaXBfdHlwZSI6IlBVUkNIQVNFRCIsImlzX2ljYW5jZWxsYXRpb25fZGF0ZV9tcyI6ImZhbHNlIiwiaXNfdHJpYWxfcGVyaW9kIjoiZmFsc2UiLCJvcmlnaSphbF90cmFuc2FjdGlvbl9pZCI6IjIwMDAwMDAwMDAwMDAwMTAiLCJwcm9kdWN0X2lkIjoiY29tLmV4YW1wbGUubW9udGhseSIsInB1cmNoYXNlX2RhdGUiOiIyMDIzLTExLTE0IDIyOjEzOjIwIEV0Yy9HTVQiLCJwdXJjaGFzZV9kYXRlX21zIjoiMTcwMDAwMDAwMDAwMCIsInB1cmNoYXNlX2RhdGVfcHN0IjoiMjAyMy0xMS0xNCAxNDoxMzoyMCBBbWVyaWNhL0xvc19BbmdlbGVzIiwicXVhbnRpdHkiOiIxIiwic3Vic2NyaXB0aW9uX2dyb3VwX2lkZW50aWZpZXIiOiIyMTAwMDAwMCIsInRyYW5zYWN0aX9uX2lkIjoiMjAwMDAwMDAwMDAwMDAyMSIsIndlYl9vcmRlcl9saW5lX2l0ZW1faWQiOiIzMDAwMDAwMDExIn0seyJjYW5jZWxsYXRpb25fZGF0ZV9tcyI6IjE2OTk5NDk5OTk5OTkuNSIsImNhbmNlbGxhdGlvbl9yZWFzb24iOiIwIiwiaXNfdHJpYWxfcGVyaW9kIjoiMCIsIm9yaWdpbmFsX3RyYW5zYWN0aW9uX2lkIjoiMTAwMDAwMDAwMDAwMDAwMSIsInByb2R1Y3RfaWQiOiJjb20uZXhhbXBsZS5jb2lucyIsInB1cmNoYXNlX2RhdGVfbXMiOjE2OTk5MTM2MDAwMDAsInF1YW50aXR5Ijo1LCJ0cmFuc2FjdGlvbl9pZDAiOjAwMDAxMDAwMDAwMDAwMX1dLCJvcmlnaW5hbF9hcHBsaWNhdGlvbl92ZXJzaW9uIjoiMS4wIiwib3JpZ2luYWxfcHVyY2hhc2VfZGF0ZV9tcyI6IjEzNzUzNDA0MDAwMDAiLCJyZWNlaXB0X2NyZWF0aW9uX2RhdGUiOiIyMDIzLTExLTE0IDIyOjEzOjIwIEV0Yy9HTVQiLCJyZWNlaXB0X2NyZWF0aW9uX2RhdGVfbXMiOiIxNzAwMDAwMDAwMDAwIiwicmVjZWlwdF90eXBlIjoiUHJvZHVjdGlvblNhbmRib3giLCJyZXF1ZXN0X2RhdGVfbXMiOiIxNzAwMDAwMDAxMDAwIiwidmVyc2lvbl9leHRlcm5hbF9pZGVudGlmaWVyIjowfSwic3RhdHVzIjowfQ=="
+
+    @Test("a reply written back reads back and writes the same bytes, both date spellings agreeing")
+    func halfMillisecondRoundTrip() throws {
+        let bytes = try #require(Data(base64Encoded: Self.halfMillisecond))
+        let reply = try VerifyReceiptResponse.decode(Array(bytes))
+        let written = try reply.jsonBytes()
+        let again = try VerifyReceiptResponse.decode(written)
+        #expect(try again.jsonBytes() == written)
+        let text = String(decoding: written, as: UTF8.self)
+        #expect(text.contains(#""cancellation_date":"2023-11-14 08:20:00 Etc/GMT","cancellation_date_ms":"1699950000000""#))
+    }
 }

@@ -115,9 +115,11 @@ extension KeyedEncodingContainer where Key == AnyKey {
 
     mutating func appleDate(_ name: String, _ value: Date?) throws {
         guard let value else { return }
+        // Both spellings from the same whole millisecond, so `name` never names another second
+        // than `name_ms` (a .9995 fraction rounds up in one and was cut down in the other).
         let milliseconds = Int64((value.timeIntervalSince1970 * 1000).rounded())
         try encode(String(milliseconds), forKey: AnyKey(name + "_ms"))
-        try encode(AppleGMT.format(value), forKey: AnyKey(name))
+        try encode(AppleGMT.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)), forKey: AnyKey(name))
     }
 }
 
