@@ -89,3 +89,15 @@ public enum FuzzTarget {
         if !condition { fail(message()) }
     }
 }
+
+extension FuzzTarget {
+    /// Where two byte strings first differ, with some context of each, for failure messages.
+    public static func difference(_ first: [UInt8], _ second: [UInt8]) -> String {
+        let common = zip(first, second).prefix { $0 == $1 }.count
+        let start = max(0, common - 60)
+        func excerpt(_ bytes: [UInt8]) -> String {
+            String(decoding: bytes[min(start, bytes.count)..<min(bytes.count, common + 60)], as: UTF8.self)
+        }
+        return "first difference at byte \(common) of \(first.count)/\(second.count): «\(excerpt(first))» vs «\(excerpt(second))»"
+    }
+}

@@ -69,7 +69,9 @@ enum App {
         }
         do {
             let rewritten = Array(try encoder.encode(again))
-            FuzzTarget.require(rewritten == written, "a \(Model.self) read back from its own JSON writes different JSON")
+            FuzzTarget.require(
+                rewritten == written,
+                "a \(Model.self) read back from its own JSON writes different JSON: \(FuzzTarget.difference(written, rewritten))")
         } catch {
             FuzzTarget.fail("a \(Model.self) read back from its own JSON does not encode: \(error)")
         }

@@ -30,7 +30,10 @@ enum App {
             do throws(AppStoreClientError) {
                 let again = try VerifyReceiptResponse.decode(written)
                 do {
-                    FuzzTarget.require(try again.jsonBytes() == written, "a reply read back from its own JSON writes different JSON")
+                    let rewritten = try again.jsonBytes()
+                    FuzzTarget.require(
+                        rewritten == written,
+                        "a reply read back from its own JSON writes different JSON: \(FuzzTarget.difference(written, rewritten))")
                 } catch {
                     FuzzTarget.fail("a reply read back from its own JSON does not write: \(error)")
                 }
