@@ -20,15 +20,16 @@ struct AppStoreClientFuzzRegressionTests {
     }
 
     @Test("the widest times read, and write back, as whole milliseconds",
-          arguments: ["8640000000000000", "-8640000000000000", "\"8640000000000000\"", "1700000000000.5"])
+          arguments: ["8640000000000000", "-8640000000000000", "\"8640000000000000\"", "\"-62135769600000\"", "1700000000000.5"])
     func widestTimes(_ value: String) throws {
         let reply = try VerifyReceiptResponse.decode(Array(#"{"status":0,"latest_receipt_info":[{"purchase_date_ms":\#(value)}]}"#.utf8))
         let again = try VerifyReceiptResponse.decode(try reply.jsonBytes())
         #expect(try again.jsonBytes() == (try reply.jsonBytes()))
     }
 
-    @Test("a time past the widest is refused by each spelling",
-          arguments: ["8640000000000001", "-8640000000000001", "\"99999999999999999999999\"", "1e300", "9223372036854775807"])
+    @Test("a time past the widest, or not a number of milliseconds, is refused by each spelling",
+          arguments: ["8640000000000001", "-8640000000000001", "\"99999999999999999999999\"", "1e300", "9223372036854775807",
+                      "\"-\"", "\"--1\"", "\"1-\"", "\"+1\""])
     func pastWidest(_ value: String) {
         #expect(throws: AppStoreClientError(.malformedReply, reason: "")) {
             try VerifyReceiptResponse.decode(Array(#"{"status":0,"latest_receipt_info":[{"purchase_date_ms":\#(value)}]}"#.utf8))

@@ -47,7 +47,9 @@ extension KeyedDecodingContainer {
         if let number = try? decode(Double.self, forKey: key), number.isFinite { return try date(milliseconds: number, key) }
         if let string = try? decode(String.self, forKey: key) {
             if string.isEmpty { return nil }
-            if let number = Double(string), number.isFinite, string.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }) {
+            // Digits and a point, after an optional minus: a date before 1970 is written so.
+            let unsigned = string.utf8.first == UInt8(ascii: "-") ? string.utf8.dropFirst() : string.utf8[...]
+            if !unsigned.isEmpty, unsigned.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }), let number = Double(string), number.isFinite {
                 return try date(milliseconds: number, key)
             }
         }
