@@ -8,7 +8,7 @@ import StoreGateSignedData
 /// test CA's root as an opt-in anchor so minted JWS verify and mutations get deep.
 ///
 /// Differential invariant: a JWS that verifies must have a signing input (`header.payload`)
-/// byte-identical to a genuine one's: the minted originals (this target's committed corpus)
+/// byte-identical to a genuine one's: the minted originals (`minted-*` in this target's committed corpus)
 /// and the real Apple JWS in ../shared/fixtures when present. The kind and the expectations
 /// (bundle id, appAppleId) come from the input's own unverified claims, so verification runs
 /// to its end.
@@ -16,7 +16,7 @@ import StoreGateSignedData
 enum App {
     static func main() {
         let chainVerifier = CertificateChainVerifier(trustStore: FuzzFiles.testTrustStore())
-        let minted = FuzzFiles.corpus("fuzz-jws-verify")
+        let minted = FuzzFiles.corpus("fuzz-jws-verify").filter { $0.name.hasPrefix("minted-") }
         let real = FuzzFiles.fixtures("jws", extensions: [".jws"])
         var genuine = Set<[UInt8]>()
         for original in minted + real {

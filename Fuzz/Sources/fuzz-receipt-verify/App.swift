@@ -8,7 +8,7 @@ import StoreGateCore
 /// receipts verify and mutations of them get as deep as they can.
 ///
 /// Differential invariant: an input that verifies must carry signed content byte-identical to
-/// one of the genuine proofs': the minted originals (this target's committed corpus) and the
+/// one of the genuine proofs': the minted originals (`minted-*` in this target's committed corpus) and the
 /// real Apple receipts in ../shared/fixtures when present. Anything else verifying would be a
 /// forgery accepted. Expectations are taken from the input's own (unverified) claims, so that
 /// verification runs to its last step rather than stopping at a bundle-id mismatch.
@@ -19,7 +19,7 @@ enum App {
             chainVerifier: CertificateChainVerifier(trustStore: FuzzFiles.testTrustStore()),
             now: { Date(timeIntervalSince1970: 1_700_000_000) }
         )
-        let minted = FuzzFiles.corpus("fuzz-receipt-verify")
+        let minted = FuzzFiles.corpus("fuzz-receipt-verify").filter { $0.name.hasPrefix("minted-") }
         let real = FuzzFiles.fixtures("receipts", extensions: [".der"])
         var genuine = Set<[UInt8]>()
         for original in minted + real {
