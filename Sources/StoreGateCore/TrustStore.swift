@@ -83,21 +83,33 @@ public struct TrustStore: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ChainError(.malformedCertificate, reason: "cannot read \(name)")
             }
-            var der = Array(data)
-            if lower.hasSuffix(".pem") || data.starts(with: Array("-----BEGIN".utf8)) {
-                do {
-                    der = try PEMDocument(pemString: String(decoding: data, as: UTF8.self)).derBytes
-                } catch {
-                    throw ChainError(.malformedCertificate, reason: "\(name) is not a PEM certificate")
-                }
-            }
-            do {
-                try store.addOptInAnchor(der: der)
-            } catch {
-                throw ChainError(error.code, reason: "\(name): \(error.reason)")
-            }
+            try store.addCertificateFile(named: name, contents: Array(data))
         }
         return store
+    }
+
+    /// Adds one trust-directory file's certificate, as ``load(directory:)`` does for each file:
+    /// PEM when the name ends in `.pem` or the contents start with `-----BEGIN`, DER otherwise;
+    /// a certificate matching a pin becomes an Apple root, any other an opt-in anchor.
+    ///
+    /// - Parameters:
+    ///   - name: The file name, for the PEM rule and error messages.
+    ///   - contents: The file's bytes.
+    /// - Throws: ``ChainError/Code/malformedCertificate`` when the file is not a certificate.
+    public mutating func addCertificateFile(named name: String, contents: [UInt8]) throws(ChainError) {
+        var der = contents
+        if name.lowercased().hasSuffix(".pem") || contents.starts(with: Array("-----BEGIN".utf8)) {
+            do {
+                der = try PEMDocument(pemString: String(decoding: contents, as: UTF8.self)).derBytes
+            } catch {
+                throw ChainError(.malformedCertificate, reason: "\(name) is not a PEM certificate")
+            }
+        }
+        do {
+            try addOptInAnchor(der: der)
+        } catch {
+            throw ChainError(error.code, reason: "\(name): \(error.reason)")
+        }
     }
 
     /// Fingerprints of every anchor, opt-in anchors first; part of chain-cache identity.

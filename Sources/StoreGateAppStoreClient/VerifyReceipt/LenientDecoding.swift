@@ -43,15 +43,27 @@ extension KeyedDecodingContainer {
     /// A time in UNIX milliseconds, as an integer or a string of digits (Xcode writes fractions).
     func lenientMillis(_ key: Key) throws -> Date? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        if let integer = try? decode(Int64.self, forKey: key) { return Date(timeIntervalSince1970: Double(integer) / 1000) }
-        if let number = try? decode(Double.self, forKey: key), number.isFinite { return Date(timeIntervalSince1970: number / 1000) }
+        if let integer = try? decode(Int64.self, forKey: key) { return try date(milliseconds: Double(integer), key) }
+        if let number = try? decode(Double.self, forKey: key), number.isFinite { return try date(milliseconds: number, key) }
         if let string = try? decode(String.self, forKey: key) {
             if string.isEmpty { return nil }
-            if let number = Double(string), number.isFinite, string.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }) {
-                return Date(timeIntervalSince1970: number / 1000)
+            // Digits and a point, after an optional minus: a date before 1970 is written so.
+            let unsigned = string.utf8.first == UInt8(ascii: "-") ? string.utf8.dropFirst() : string.utf8[...]
+            if !unsigned.isEmpty, unsigned.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }), let number = Double(string), number.isFinite {
+                return try date(milliseconds: number, key)
             }
         }
         throw DecodingError.typeMismatch(Date.self, .init(codingPath: codingPath + [key], debugDescription: "expected UNIX milliseconds"))
+    }
+
+    /// A date from UNIX milliseconds within ±8.64 × 10^15 (±100,000,000 days, the range of an
+    /// ECMAScript date): wider than any date Apple writes, and narrow enough that every date
+    /// read can be written back as whole milliseconds in an `Int64`.
+    private func date(milliseconds: Double, _ key: Key) throws -> Date {
+        guard abs(milliseconds) <= 8.64e15 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "a time beyond ±8.64e15 UNIX milliseconds"))
+        }
+        return Date(timeIntervalSince1970: milliseconds / 1000)
     }
 
     /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds (iOS 6-style
@@ -59,10 +71,10 @@ extension KeyedDecodingContainer {
     func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
         if let date = try lenientMillis(msKey) { return date }
         guard contains(plainKey), try !decodeNil(forKey: plainKey) else { return nil }
-        if let integer = try? decode(Int64.self, forKey: plainKey) { return Date(timeIntervalSince1970: Double(integer) / 1000) }
+        if let integer = try? decode(Int64.self, forKey: plainKey) { return try date(milliseconds: Double(integer), plainKey) }
         if let string = try? decode(String.self, forKey: plainKey), !string.isEmpty,
            string.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let integer = Int64(string) {
-            return Date(timeIntervalSince1970: Double(integer) / 1000)
+            return try date(milliseconds: Double(integer), plainKey)
         }
         // "2020-11-08 16:00:57 Etc/GMT": the `_ms` twin is authoritative; without one, no date.
         return nil
@@ -105,9 +117,11 @@ extension KeyedEncodingContainer where Key == AnyKey {
 
     mutating func appleDate(_ name: String, _ value: Date?) throws {
         guard let value else { return }
+        // Both spellings from the same whole millisecond, so `name` never names another second
+        // than `name_ms` (a .9995 fraction rounds up in one and was cut down in the other).
         let milliseconds = Int64((value.timeIntervalSince1970 * 1000).rounded())
         try encode(String(milliseconds), forKey: AnyKey(name + "_ms"))
-        try encode(AppleGMT.format(value), forKey: AnyKey(name))
+        try encode(AppleGMT.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)), forKey: AnyKey(name))
     }
 }
 

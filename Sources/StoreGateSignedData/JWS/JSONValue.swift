@@ -101,18 +101,22 @@ extension JSONValue {
     }
 
     /// Apple's timestamps: milliseconds since 1970, possibly fractional (Xcode) or negative
-    /// (Xcode's year-1 `originalPurchaseDate`).
+    /// (Xcode's year-1 `originalPurchaseDate`), within ±8.64 × 10^15 (±100,000,000 days, the
+    /// range of an ECMAScript date) whether written as integers or not: far wider than any date
+    /// Apple writes, and narrow enough that every date read is written back the same (the
+    /// models' JSON) and fits the ledger's `Int64` milliseconds.
     func date(_ field: String) throws(SignedDataError) -> Date? {
+        let milliseconds: Double
         switch self {
         case .null: return nil
-        case .integer(let milliseconds): return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        case .fraction(let milliseconds):
-            guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
-                throw SignedDataError(.invalidField, field: field, reason: "timestamp out of range")
-            }
-            return Date(timeIntervalSince1970: milliseconds / 1000)
+        case .integer(let value): milliseconds = Double(value)
+        case .fraction(let value): milliseconds = value
         default: throw wrongType(field, expected: "milliseconds since 1970")
         }
+        guard milliseconds.isFinite, abs(milliseconds) <= 8.64e15 else {
+            throw SignedDataError(.invalidField, field: field, reason: "timestamp out of range")
+        }
+        return Date(timeIntervalSince1970: milliseconds / 1000)
     }
 
     /// A UUID written as a string; an empty string reads as absent.

@@ -1,0 +1,59 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// StoreGate's libFuzzer targets: a package of its own, so that `swift build` / `swift test` of
+// StoreGate never see them. Build and run them with Scripts/fuzz.sh (see the README's
+// "Fuzzing" section), which passes `-sanitize=fuzzer,address` and uses its own scratch path.
+
+/// A StoreGate module, from the package one directory up.
+func storeGate(_ module: String) -> Target.Dependency {
+    .product(name: module, package: "StoreGate")
+}
+
+let settings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+/// One fuzz target: an executable whose `main` hands its body to libFuzzer.
+func fuzzer(_ name: String, _ modules: [String], crypto: Bool = false) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["FuzzSupport"] + modules.map(storeGate) + (crypto ? [.product(name: "Crypto", package: "swift-crypto")] : []),
+        swiftSettings: settings
+    )
+}
+
+let package = Package(
+    name: "StoreGateFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "StoreGate", path: ".."),
+        // The same range as StoreGate's: keys for the stored-proof and Server API targets.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(name: "CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", storeGate("StoreGateCore")], swiftSettings: settings),
+
+        fuzzer("fuzz-pkcs7", ["StoreGateReceipt"]),
+        fuzzer("fuzz-receipt-payload", ["StoreGateReceipt"]),
+        fuzzer("fuzz-receipt-verify", ["StoreGateCore", "StoreGateReceipt"]),
+        fuzzer("fuzz-jws-structure", ["StoreGateCore", "StoreGateSignedData"]),
+        fuzzer("fuzz-jws-verify", ["StoreGateCore", "StoreGateSignedData"]),
+        fuzzer("fuzz-request-json", ["StoreGateServer"]),
+        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateAppStoreClient"]),
+        fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true),
+        fuzzer("fuzz-trust-file", ["StoreGateCore"]),
+        fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
+
+        // Not a fuzzer: writes the committed seed corpora and test CA roots (Scripts/fuzz.sh seeds).
+        .executableTarget(
+            name: "fuzz-seeds",
+            dependencies: [
+                "FuzzSupport",
+                storeGate("StoreGateCore"), storeGate("StoreGateReceipt"), storeGate("StoreGateLedger"),
+                storeGate("StoreGateTestSupport"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: settings
+        ),
+    ]
+)
