@@ -33,6 +33,14 @@ public struct UnverifiedReceipt: Sendable {
         self.hasSignedAttributes = signer?.signedAttributes != nil
     }
 
+    /// The bytes of base64 receipt text as apps send it (the standard alphabet, line breaks and
+    /// other ASCII whitespace ignored, padding optional), within the size limit.
+    ///
+    /// - Throws: ``ReceiptError`` `empty`, `too_large` or `not_base64`, in the input step.
+    public static func der(base64 text: some StringProtocol, limits: Limits = .default) throws(ReceiptError) -> [UInt8] {
+        try ReceiptContainer.decodeBase64(text, limits: limits)
+    }
+
     /// Decodes base64 text (line breaks allowed) holding a receipt.
     public init(base64: some StringProtocol, limits: Limits = .default) throws(ReceiptError) {
         try self.init(der: try ReceiptContainer.decodeBase64(base64, limits: limits), limits: limits)
@@ -76,13 +84,17 @@ struct ReceiptContainer {
     }
 
     static func decodeBase64(_ text: some StringProtocol, limits: Limits) throws(ReceiptError) -> [UInt8] {
-        let utf8 = text.utf8
-        guard !utf8.isEmpty else { throw ReceiptError(.empty, reason: "the receipt is empty") }
-        guard utf8.count <= limits.maxReceiptBytes / 3 * 4 + 4096 else {
+        let length = text.utf8.count
+        guard length > 0 else { throw ReceiptError(.empty, reason: "the receipt is empty") }
+        guard length <= limits.maxReceiptBytes / 3 * 4 + 4096 else {
             throw ReceiptError(.tooLarge, reason: "the base64 text is over the \(limits.maxReceiptBytes)-byte limit")
         }
-        guard let der = Base64.decode(Array(utf8), mode: .standardLenient) else {
+        guard let der = Base64.decode(text, mode: .standardLenient) else {
             throw ReceiptError(.notBase64, reason: "the receipt is not valid base64")
+        }
+        guard !der.isEmpty else { throw ReceiptError(.empty, reason: "the receipt is empty") }
+        guard der.count <= limits.maxReceiptBytes else {
+            throw ReceiptError(.tooLarge, reason: "\(der.count) bytes is over the \(limits.maxReceiptBytes)-byte limit")
         }
         return der
     }

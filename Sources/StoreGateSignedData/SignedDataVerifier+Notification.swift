@@ -15,8 +15,10 @@ extension SignedDataVerifier {
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed; failures inside nested data
     ///   name the nested member in ``SignedDataError/field``.
-    public func verifyNotification(_ signedPayload: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedNotification {
-        try await verifyNotification(bytes: Array(signedPayload.utf8))
+    public func verifyNotification(
+        _ signedPayload: some StringProtocol, expecting expectations: SignedDataExpectations? = nil
+    ) async throws(SignedDataError) -> VerifiedSignedNotification {
+        try await expecting(expectations).verifyNotification(bytes: Array(signedPayload.utf8), trace: nil)
     }
 
     /// Verifies a notification `signedPayload` given as bytes.

@@ -28,25 +28,21 @@ extension SignedDataVerifier {
     ///   - kind: What it is (``StoreGateCore/ProofKind/signedTransaction``,
     ///     ``StoreGateCore/ProofKind/signedRenewalInfo``, ``StoreGateCore/ProofKind/appTransaction``
     ///     or ``StoreGateCore/ProofKind/notification``).
-    public func report(bytes: [UInt8], as kind: ProofKind) async -> SignedDataVerificationReport {
+    ///   - expectations: What it must satisfy; the verifier's own when `nil`.
+    public func report(bytes: [UInt8], as kind: ProofKind, expecting expectations: SignedDataExpectations? = nil) async -> SignedDataVerificationReport {
+        let verifier = expecting(expectations)
         let trace = Trace()
-        var report = SignedDataVerificationReport(kind: kind, size: bytes.count, expectations: expectations, limits: limits)
+        var report = SignedDataVerificationReport(kind: kind, size: bytes.count, expectations: verifier.expectations, limits: limits)
         do throws(SignedDataError) {
-            switch kind {
-            case .signedTransaction:
-                let verified = try await verifyTransaction(bytes: bytes, trace: trace)
+            switch try await verifier.verify(bytes: bytes, as: kind, trace: trace) {
+            case .transaction(let verified):
                 report.verified(verified.details, .transaction(verified.payload), bundleId: verified.payload.bundleId)
-            case .signedRenewalInfo:
-                let verified = try await verifyRenewalInfo(bytes: bytes, trace: trace)
+            case .renewalInfo(let verified):
                 report.verified(verified.details, .renewalInfo(verified.payload), bundleId: nil)
-            case .appTransaction:
-                let verified = try await verifyAppTransaction(bytes: bytes, trace: trace)
+            case .appTransaction(let verified):
                 report.verified(verified.details, .appTransaction(verified.payload), bundleId: verified.payload.bundleId)
-            case .notification:
-                let verified = try await verifyNotification(bytes: bytes, trace: trace)
+            case .notification(let verified):
                 report.verified(verified.details, .notification(verified.payload), bundleId: verified.payload.subject.bundleId)
-            default:
-                throw SignedDataError(.invalidField, reason: "\(kind.rawValue) is not a kind of signed data")
             }
         } catch {
             report.failure = error

@@ -38,7 +38,7 @@ public struct SignedDataVerifier: Sendable {
 
     /// The chain verifier (trust store and chain cache).
     public let chainVerifier: CertificateChainVerifier
-    /// What verified data must satisfy.
+    /// What verified data must satisfy unless a call passes its own (`expecting:`).
     public var expectations: SignedDataExpectations
     /// Size limits of the input.
     public var limits: Limits
@@ -73,8 +73,10 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2 `Transaction.jwsRepresentation`).
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
-    public func verifyTransaction(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedTransaction {
-        try await verifyTransaction(bytes: Array(jws.utf8))
+    public func verifyTransaction(
+        _ jws: some StringProtocol, expecting expectations: SignedDataExpectations? = nil
+    ) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        try await expecting(expectations).verifyTransaction(bytes: Array(jws.utf8), trace: nil)
     }
 
     /// Verifies a signed transaction given as bytes.
@@ -91,8 +93,11 @@ public struct SignedDataVerifier: Sendable {
     /// - Throws: ``SignedDataError`` naming the step that failed;
     ///   ``SignedDataError/Code/renewalInfoMismatch`` when the two do not belong together.
     public func verifyTransaction(
-        _ jws: some StringProtocol, renewalInfo: (some StringProtocol)?
+        _ jws: some StringProtocol, renewalInfo: (some StringProtocol)?, expecting expectations: SignedDataExpectations? = nil
     ) async throws(SignedDataError) -> VerifiedSignedTransaction {
+        guard expectations == nil else {
+            return try await expecting(expectations).verifyTransaction(jws, renewalInfo: renewalInfo)
+        }
         let transaction = try await verifyTransaction(bytes: Array(jws.utf8), trace: nil)
         guard let renewalInfo else { return transaction }
         let renewal: VerifiedSignedRenewalInfo
@@ -139,8 +144,10 @@ public struct SignedDataVerifier: Sendable {
     /// id, so only the environment and age expectations apply.
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
-    public func verifyRenewalInfo(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
-        try await verifyRenewalInfo(bytes: Array(jws.utf8))
+    public func verifyRenewalInfo(
+        _ jws: some StringProtocol, expecting expectations: SignedDataExpectations? = nil
+    ) async throws(SignedDataError) -> VerifiedSignedRenewalInfo {
+        try await expecting(expectations).verifyRenewalInfo(bytes: Array(jws.utf8), trace: nil)
     }
 
     /// Verifies a signed renewal info given as bytes.
@@ -178,8 +185,10 @@ public struct SignedDataVerifier: Sendable {
     /// must carry the expected `appAppleId`.
     ///
     /// - Throws: ``SignedDataError`` naming the step that failed.
-    public func verifyAppTransaction(_ jws: some StringProtocol) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
-        try await verifyAppTransaction(bytes: Array(jws.utf8))
+    public func verifyAppTransaction(
+        _ jws: some StringProtocol, expecting expectations: SignedDataExpectations? = nil
+    ) async throws(SignedDataError) -> VerifiedSignedAppTransaction {
+        try await expecting(expectations).verifyAppTransaction(bytes: Array(jws.utf8), trace: nil)
     }
 
     /// Verifies a signed app transaction given as bytes.

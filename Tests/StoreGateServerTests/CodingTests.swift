@@ -6,44 +6,8 @@ import Testing
 
 @testable import StoreGateServer
 
-@Suite("The service's own base64 and JSON writing")
+@Suite("The service's JSON writing")
 struct CodingTests {
-    /// Inputs where the service's receipt base64 must agree with Core's `.standardLenient`.
-    static let base64Inputs: [String] = [
-        "", "A", "AA", "AAA", "AAAA", "AA==", "AAA=", "AB==", "AAB=", "QQ", "QUI", "QUJD", "QUJDRA==", "QUJDRA",
-        "QUJD\r\nRA==", " QUJD RA== ", "QUJDRA=", "QUJDRA===", "QU=JD", "QUJD!", "QUJD-_", "QUJD+/==", "====", "QUJDRA==QQ==",
-        "\t\n", "Zm9vYmFy", "Zm9vYmE=", "Zm9vYg==", "Zm9vYmFy\n",
-    ]
-
-    @Test("decodes exactly as Core's lenient standard base64", arguments: base64Inputs)
-    func base64Agrees(_ input: String) {
-        var text = input
-        let ours = text.withUTF8 { ReceiptBase64.decode($0) }
-        #expect(ours == Base64.decode(input, mode: .standardLenient))
-    }
-
-    @Test("round-trips random bytes, with and without line breaks")
-    func base64RoundTrip() {
-        var generator = SystemRandomNumberGenerator()
-        for length in 0..<300 {
-            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            var encoded = Base64.encode(bytes)
-            #expect(encoded.withUTF8 { ReceiptBase64.decode($0) } == bytes)
-            var wrapped = String(encoded.enumerated().map { $0.offset % 64 == 63 ? "\($0.element)\r\n" : "\($0.element)" }.joined())
-            #expect(wrapped.withUTF8 { ReceiptBase64.decode($0) } == bytes)
-        }
-    }
-
-    @Test("refuses an empty, oversized or non-base64 receipt with the verifier's codes")
-    func base64Errors() {
-        let limits = Limits(maxReceiptBytes: 1024)
-        #expect(throws: ReceiptError(.empty, reason: "")) { try ReceiptBase64.decode("", limits: limits) }
-        #expect(throws: ReceiptError(.empty, reason: "")) { try ReceiptBase64.decode("\n", limits: limits) }
-        #expect(throws: ReceiptError(.notBase64, reason: "")) { try ReceiptBase64.decode("%%%%", limits: limits) }
-        #expect(throws: ReceiptError(.tooLarge, reason: "")) { try ReceiptBase64.decode(String(repeating: "A", count: 8192), limits: limits) }
-        #expect(throws: ReceiptError(.tooLarge, reason: "")) { try ReceiptBase64.decode(String(repeating: "A", count: 1400), limits: limits) }
-    }
-
     struct Sample: JSONWritable {
         let text: String
         let number: Int

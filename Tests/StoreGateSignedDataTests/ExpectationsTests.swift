@@ -160,4 +160,26 @@ struct ExpectationsTests {
         let alone = try await verifier.verifyTransaction(transaction, renewalInfo: String?.none)
         #expect(alone.renewalInfo == nil)
     }
+
+    @Test("expectations are per call: one verifier serves several apps, and verify(bytes:as:) handles every kind")
+    func perCallExpectations() async throws {
+        let verifier = try verifier(.init(bundleId: "com.example.other", environments: [.test]))
+        let jws = try minter.mint(json: JWSPayloads.transaction())
+        let refused = await #expect(throws: SignedDataError.self) { _ = try await verifier.verifyTransaction(jws) }
+        #expect(refused?.code == .bundleIdMismatch)
+        let ours = SignedDataExpectations(bundleId: SignedDataTesting.bundleId, environments: [.test])
+        #expect(try await verifier.verifyTransaction(jws, expecting: ours).transaction.bundleId == SignedDataTesting.bundleId)
+        guard case .transaction(let verified) = try await verifier.verify(bytes: Array(jws.utf8), as: .signedTransaction, expecting: ours) else {
+            Issue.record("verify(bytes:as:) answered another kind")
+            return
+        }
+        #expect(verified.details.kind == .signedTransaction)
+        let renewal = try minter.mint(json: JWSPayloads.renewalInfo())
+        guard case .renewalInfo = try await verifier.verify(bytes: Array(renewal.utf8), as: .signedRenewalInfo, expecting: ours) else {
+            Issue.record("verify(bytes:as:) answered another kind")
+            return
+        }
+        let wrongKind = await #expect(throws: SignedDataError.self) { _ = try await verifier.verify(bytes: Array(jws.utf8), as: .appReceipt) }
+        #expect(wrongKind?.code == .invalidField)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateCore
 import Testing
 
 @testable import StoreGateSignedData
@@ -97,7 +98,7 @@ struct JSONReaderTests {
 @Suite("Strict base64url")
 struct Base64URLTests {
     func decode(_ text: String) -> [UInt8]? {
-        Array(text.utf8).withUnsafeBufferPointer { Base64URL.decode($0) }
+        Array(text.utf8).withUnsafeBufferPointer { Base64.decode($0, mode: .url) }
     }
 
     @Test("round-trips every length against Foundation's decoder")

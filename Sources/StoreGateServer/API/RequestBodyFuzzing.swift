@@ -46,7 +46,7 @@ public enum RequestBodyFuzzing {
 
     private static func decodesReceipt(_ text: String, _ limits: Limits) -> Bool {
         do throws(ReceiptError) {
-            _ = try ReceiptBase64.decode(text, limits: limits)
+            _ = try UnverifiedReceipt.der(base64: text, limits: limits)
             return true
         } catch {
             return false

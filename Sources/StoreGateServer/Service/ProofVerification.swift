@@ -57,7 +57,7 @@ struct ProofVerification: Sendable {
     func verifyReceipt(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
         let der: [UInt8]
         do {
-            der = try ReceiptBase64.decode(base64, limits: receiptVerifier.limits)
+            der = try UnverifiedReceipt.der(base64: base64, limits: receiptVerifier.limits)
         } catch {
             throw Self.apiError(error)
         }
@@ -103,14 +103,15 @@ struct ProofVerification: Sendable {
     func verifyTransaction(
         _ jws: String, renewalInfo: String? = nil, productId: String? = nil, transactionId: String? = nil
     ) async throws(APIError) -> VerifiedSignedTransaction {
-        var verifier = try verifier(for: jws) { payload in
+        let verifier = try verifier(for: jws) { payload in
             if case .transaction(let transaction) = payload { return transaction.bundleId }
             return nil
         }
-        verifier.expectations.productId = productId
-        verifier.expectations.transactionId = transactionId
+        var expectations = verifier.expectations
+        expectations.productId = productId
+        expectations.transactionId = transactionId
         do throws(SignedDataError) {
-            return try await verifier.verifyTransaction(jws, renewalInfo: renewalInfo)
+            return try await verifier.verifyTransaction(jws, renewalInfo: renewalInfo, expecting: expectations)
         } catch {
             throw Self.apiError(error)
         }

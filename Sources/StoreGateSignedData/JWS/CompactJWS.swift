@@ -59,7 +59,7 @@ public struct CompactJWS: Sendable {
             throw SignedDataError(.malformedCompactSerialization, field: "header", reason: "the header part is empty")
         }
         // The header first, so `alg: none` (with its empty signature) is named as what it is.
-        guard let headerJSON = Base64URL.decode(bytes[..<first]) else {
+        guard let headerJSON = bytes[..<first].withUnsafeBufferPointer({ Base64.decode($0, mode: .url) }) else {
             throw SignedDataError(.invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
         }
         self.header = try JWSHeader(json: headerJSON)
@@ -69,10 +69,10 @@ public struct CompactJWS: Sendable {
         guard second < bytes.count - 1 else {
             throw SignedDataError(.malformedCompactSerialization, field: "signature", reason: "the signature part is empty")
         }
-        guard let payload = Base64URL.decode(bytes[(first + 1)..<second]) else {
+        guard let payload = bytes[(first + 1)..<second].withUnsafeBufferPointer({ Base64.decode($0, mode: .url) }) else {
             throw SignedDataError(.invalidBase64URL, field: "payload", reason: "the payload is not unpadded base64url")
         }
-        guard let signature = Base64URL.decode(bytes[(second + 1)...]) else {
+        guard let signature = bytes[(second + 1)...].withUnsafeBufferPointer({ Base64.decode($0, mode: .url) }) else {
             throw SignedDataError(.invalidBase64URL, field: "signature", reason: "the signature is not unpadded base64url")
         }
         self.bytes = bytes
