@@ -1,60 +1,19 @@
 import Foundation
 import StoreGateCore
 
-/// A JSON value read from untrusted bytes by ``JSONReader``.
-///
-/// Numbers keep whether they were written as integers: Apple's identifiers (`appAppleId`,
-/// `price`) must be exact integers, while dates may carry fractional milliseconds (Xcode).
-enum JSONValue: Sendable, Hashable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    /// A number with a fraction or an exponent, or an integer too large for `Int64`.
-    case fraction(Double)
-    case string(String)
-    case array([JSONValue])
-    case object(JSONObject)
-
-    /// The name of the JSON type, for error messages.
-    var typeName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "boolean"
-        case .integer, .fraction: return "number"
-        case .string: return "string"
-        case .array: return "array"
-        case .object: return "object"
-        }
-    }
-}
-
-/// A JSON object: its members in document order, every name unique (``JSONReader`` refuses
-/// duplicate names, the classic `{"alg":"ES256","alg":"none"}` trick).
-struct JSONObject: Sendable, Hashable {
-    var members: [(key: String, value: JSONValue)]
-
-    init(members: [(key: String, value: JSONValue)]) {
-        self.members = members
-    }
-
-    /// The value of the member named `key`, if present.
-    subscript(key: String) -> JSONValue? {
-        for member in members where member.key == key {
-            return member.value
-        }
-        return nil
-    }
-
-    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(members.count)
-        for member in members {
-            hasher.combine(member.key)
-            hasher.combine(member.value)
+extension JSONReader {
+    /// Reads `bytes` as a JSON object, naming a failure as `code` for `field`.
+    static func readObject(
+        _ bytes: [UInt8],
+        code: SignedDataError.Code,
+        field: String
+    ) throws(SignedDataError) -> JSONObject {
+        switch readObject(bytes) {
+        case .success(let object):
+            return object
+        case .failure(let failure):
+            let at = failure.path.isEmpty ? "" : " (\(failure.dottedPath))"
+            throw SignedDataError(code, field: field, reason: "not a JSON object: \(failure.reason) at byte \(failure.offset)\(at)")
         }
     }
 }

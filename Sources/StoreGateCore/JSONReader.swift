@@ -1,6 +1,5 @@
-import StoreGateCore
-
-/// A strict RFC 8259 JSON reader for the small objects inside a JWS (header and payload).
+/// The strict RFC 8259 JSON reader every module uses on untrusted bytes: the header and
+/// payload of a JWS, the service's request bodies.
 ///
 /// Written by hand because it sits on the hot path of every verification: one pass over the
 /// bytes, strings built straight from the buffer, no Foundation. It is stricter than most
@@ -9,15 +8,48 @@ import StoreGateCore
 /// - member names must be unique within an object;
 /// - numbers follow the JSON grammar exactly (no `+1`, `01`, `.5`, `NaN`);
 /// - nesting is limited to ``maxDepth``; nothing may follow the top-level value.
-struct JSONReader {
-    /// Why a text is not JSON, with the byte offset where reading stopped.
-    struct Failure: Error {
-        let reason: String
-        let offset: Int
+public struct JSONReader {
+    /// Why a text is not JSON, with the byte offset where reading stopped and the member at fault.
+    public struct Failure: Error, Sendable {
+        /// A member name appears twice in one object, or anything else.
+        public enum Kind: Sendable {
+            case duplicateMember
+            case malformed
+        }
+
+        public let kind: Kind
+        /// For people; never compared.
+        public let reason: String
+        /// The byte offset where reading stopped.
+        public let offset: Int
+        /// The members and array indices leading to the failure, outermost first
+        /// (`["expectations", "productId"]`); filled in only when reading fails.
+        public internal(set) var path: [String] = []
+
+        init(kind: Kind, reason: String, offset: Int) {
+            self.kind = kind
+            self.reason = reason
+            self.offset = offset
+        }
+
+        /// The path as `expectations.productId`, `items[2].name`.
+        public var dottedPath: String {
+            var text = ""
+            for part in path {
+                if part.hasPrefix("[") || text.isEmpty { text += part } else { text += "." + part }
+            }
+            return text
+        }
+
+        func within(_ part: String) -> Failure {
+            var copy = self
+            copy.path.insert(part, at: 0)
+            return copy
+        }
     }
 
     /// Deepest nesting of arrays and objects accepted (Apple's payloads nest three levels).
-    static let maxDepth = 32
+    public static let maxDepth = 32
 
     /// Up to this many members, duplicate names are found by a linear scan.
     static let linearScanLimit = 32
@@ -31,24 +63,16 @@ struct JSONReader {
     }
 
     /// Reads `bytes` as one JSON value that must be an object.
-    static func readObject(_ bytes: [UInt8]) -> Result<JSONObject, Failure> {
+    public static func readObject(_ bytes: [UInt8]) -> Result<JSONObject, Failure> {
         bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(Failure) -> JSONObject in try readObject(buffer: buffer) }
         }
     }
 
-    /// Reads `bytes` as a JSON object, naming a failure as `code` for `field`.
-    static func readObject(
-        _ bytes: [UInt8],
-        code: SignedDataError.Code,
-        field: String
-    ) throws(SignedDataError) -> JSONObject {
-        switch readObject(bytes) {
-        case .success(let object):
-            return object
-        case .failure(let failure):
-            throw SignedDataError(code, field: field, reason: "not a JSON object: \(failure.reason) at byte \(failure.offset)")
-        }
+    /// Reads contiguous bytes as one JSON value that must be an object.
+    public static func readObject(_ bytes: UnsafeRawBufferPointer) -> Result<JSONObject, Failure> {
+        let buffer = bytes.bindMemory(to: UInt8.self)
+        return Result { () throws(Failure) -> JSONObject in try readObject(buffer: buffer) }
     }
 
     private static func readObject(buffer: UnsafeBufferPointer<UInt8>) throws(Failure) -> JSONObject {
@@ -68,8 +92,8 @@ struct JSONReader {
         return object
     }
 
-    private func failure(_ reason: String) -> Failure {
-        Failure(reason: reason, offset: index)
+    private func failure(_ reason: String, kind: Failure.Kind = .malformed) -> Failure {
+        Failure(kind: kind, reason: reason, offset: index)
     }
 
     private func peek() -> UInt8? {
@@ -153,12 +177,17 @@ struct JSONReader {
             }
             if isDuplicate {
                 index = keyStart
-                throw failure("duplicate member name")
+                throw failure("duplicate member name", kind: .duplicateMember).within(key)
             }
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
-            let value = try readValue()
+            let value: JSONValue
+            do throws(Failure) {
+                value = try readValue()
+            } catch {
+                throw error.within(key)
+            }
             members.append((key, value))
             skipWhitespace()
             guard let next = peek() else { throw failure("unterminated object") }
@@ -184,7 +213,11 @@ struct JSONReader {
             return elements
         }
         while true {
-            elements.append(try readValue())
+            do throws(Failure) {
+                elements.append(try readValue())
+            } catch {
+                throw error.within("[\(elements.count)]")
+            }
             skipWhitespace()
             guard let next = peek() else { throw failure("unterminated array") }
             index += 1
