@@ -1,10 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// Settings every StoreGate target shares: Swift 6 language mode with strict concurrency.
+/// Settings every StoreGate target shares: Swift 6 language mode with strict concurrency;
+/// imports are internal unless a file says `public import` (what a module's public API
+/// exposes is declared, not leaked), and a member is visible only through a module the file
+/// imports itself (every dependency named where it is used).
 let strictSwift: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -21,6 +26,10 @@ let package = Package(
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
         .library(name: "StoreGateTestSupport", targets: ["StoreGateTestSupport"]),
         .executable(name: "storegate", targets: ["StoreGateCLI"]),
+        // Development tools (the tour's demo data, minted load-test receipts, the local Apple
+        // stand-in, benchmarks, the ledger's multi-process stress helper): built on the test
+        // CA, so they stay out of the shipped `storegate` binary.
+        .executable(name: "storegate-dev", targets: ["StoreGateDevTools"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -35,10 +44,9 @@ let package = Package(
         // Already in the graph through async-http-client; named so the client can set TLS and read bytes.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        // Vendors SQLite's C sources, so the embedded default store needs no system package.
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -67,7 +75,6 @@ let package = Package(
             name: "StoreGateSignedData",
             dependencies: [
                 "StoreGateCore",
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift
@@ -93,16 +100,25 @@ let package = Package(
                 "StoreGateCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSwift
         ),
+        // The system's SQLite 3 (libsqlite3-dev on Debian and Ubuntu, which Swift's own Linux
+        // prerequisites already list; the SDK's on macOS).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .target(
             name: "StoreGateLedgerSQLite",
             dependencies: [
+                "CSQLite",
                 "StoreGateCore",
                 "StoreGateLedger",
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -113,7 +129,9 @@ let package = Package(
                 "StoreGateCore",
                 "StoreGateLedger",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
@@ -128,7 +146,11 @@ let package = Package(
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,12 +185,25 @@ let package = Package(
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
                 "StoreGateLedger",
-                "StoreGateLedgerSQLite",
-                "StoreGateLedgerPostgres",
                 "StoreGateServer",
-                "StoreGateTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "StoreGateDevTools",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                "StoreGateAppStoreClient",
+                "StoreGateLedger",
+                "StoreGateLedgerSQLite",
+                "StoreGateLedgerPostgres",
+                "StoreGateTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift
         ),
@@ -176,6 +211,8 @@ let package = Package(
             name: "StoreGateReceiptTests",
             dependencies: [
                 "StoreGateCore", "StoreGateReceipt", "StoreGateTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift
@@ -184,6 +221,7 @@ let package = Package(
             name: "StoreGateSignedDataTests",
             dependencies: [
                 "StoreGateCore", "StoreGateSignedData", "StoreGateReceipt", "StoreGateTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift
@@ -192,6 +230,7 @@ let package = Package(
             name: "StoreGateAppStoreClientTests",
             dependencies: [
                 "StoreGateCore", "StoreGateReceipt", "StoreGateSignedData", "StoreGateAppStoreClient", "StoreGateTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -201,6 +240,8 @@ let package = Package(
             dependencies: [
                 "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
                 "StoreGateTestSupport",
+                "StoreGateDevTools",  // the ledger-stress helper the process tests run
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift
@@ -208,14 +249,23 @@ let package = Package(
         .testTarget(
             name: "StoreGateServerTests",
             dependencies: [
-                "StoreGateServer", "StoreGateTestSupport",
+                "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "StoreGateCLITests",
-            dependencies: ["StoreGateCLI", "StoreGateTestSupport", "StoreGateCore", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite"],
+            dependencies: [
+                "StoreGateCLI", "StoreGateDevTools", "StoreGateTestSupport", "StoreGateCore",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
+            ],
             swiftSettings: strictSwift
         ),
     ]

@@ -3,7 +3,7 @@
 #
 #   Scripts/loadtest.sh [STOREGATE_BINARY]
 #
-# 1. Mints distinct app receipts (`storegate dev mint-receipts`: each its own transaction of a
+# 1. Mints distinct app receipts (`storegate-dev mint-receipts`: each its own transaction of a
 #    consumable, signed by a fresh test CA whose root goes in a temporary trust directory).
 # 2. Starts the release build (default .build/release/storegate, built when missing) on a free
 #    port with a fresh SQLite ledger, and times start-up to the first 200 from /readyz.
@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN="${1:-${STOREGATE_BIN:-.build/release/storegate}}"
+DEV_BIN="$(dirname "$BIN")/storegate-dev"   # its test data comes from the development tools beside it
 DURATION="${DURATION:-10}"
 RECEIPTS="${RECEIPTS:-60000}"
 RECEIPT_CONNECTIONS="${RECEIPT_CONNECTIONS:-16}"
@@ -30,9 +31,10 @@ if ! command -v wrk >/dev/null 2>&1; then
     echo "== installing wrk"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
 fi
-if [ ! -x "$BIN" ]; then
+if [ ! -x "$BIN" ] || [ ! -x "$DEV_BIN" ]; then
     echo "== building $BIN (release)"
     swift build -c release --product storegate
+    swift build -c release --product storegate-dev
 fi
 
 WORK="$(mktemp -d)"
@@ -47,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== minting $RECEIPTS distinct receipts"
-"$BIN" dev mint-receipts --count "$RECEIPTS" --out "$WORK/receipts.txt" --trust-dir-out "$WORK" \
+"$DEV_BIN" mint-receipts --count "$RECEIPTS" --out "$WORK/receipts.txt" --trust-dir-out "$WORK" \
     --bundle-id com.example.storegate --product-id com.example.storegate.coins
 printf '{"products": {"com.example.storegate.coins": {"type": "Consumable"}}}\n' >"$WORK/products.json"
 

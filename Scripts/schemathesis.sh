@@ -5,7 +5,7 @@
 #
 # Starts `storegate serve` (default .build/release/storegate, built when missing; or the binary
 # given, or $STOREGATE_BIN) on a free loopback port with a temporary SQLite ledger and a test
-# configuration (a test trust directory from `storegate dev demo`, an API key with every
+# configuration (a test trust directory from `storegate-dev demo`, an API key with every
 # permission, a shared secret), runs schemathesis against GET /openapi.yaml, and stops the
 # server. Fails on any 5xx and on any reply that does not match the document (status,
 # content type, headers, body schema), and when the server did not shut down cleanly.
@@ -15,9 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN="${1:-${STOREGATE_BIN:-.build/release/storegate}}"
-if [ ! -x "$BIN" ]; then
+DEV_BIN="$(dirname "$BIN")/storegate-dev"   # its test data comes from the development tools beside it
+if [ ! -x "$BIN" ] || [ ! -x "$DEV_BIN" ]; then
     echo "== building $BIN"
     swift build -c release --product storegate
+    swift build -c release --product storegate-dev
 fi
 if ! command -v schemathesis >/dev/null 2>&1; then
     echo "== installing schemathesis"
@@ -37,7 +39,7 @@ trap cleanup EXIT
 
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 KEY="schemathesis-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-"$BIN" dev demo --out "$WORK/demo" >/dev/null
+"$DEV_BIN" demo --out "$WORK/demo" >/dev/null
 
 STOREGATE_PORT="$PORT" \
 STOREGATE_DATABASE="sqlite:$WORK/ledger.sqlite" \

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// Why a call to Apple, or the check of Apple's answer, failed.
 ///
@@ -110,7 +110,7 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
     /// When Apple allows the next request (HTTP 429 `Retry-After`).
     public var retryAfter: Date?
     /// The environment whose endpoint produced the failure, when known.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// How many attempts were made before giving up (1 when no retry happened).
     public var attempts: Int
     /// The source file that threw.
@@ -126,7 +126,7 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
         apiError: AppStoreAPIErrorCode? = nil,
         httpStatus: Int? = nil,
         retryAfter: Date? = nil,
-        environment: Environment? = nil,
+        environment: AppStoreEnvironment? = nil,
         attempts: Int = 1,
         file: String = #fileID,
         line: UInt = #line
@@ -183,7 +183,7 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// A copy with the environment set, when it is not already.
-    func with(environment: Environment) -> AppStoreClientError {
+    func with(environment: AppStoreEnvironment) -> AppStoreClientError {
         var copy = self
         if copy.environment == nil { copy.environment = environment }
         return copy

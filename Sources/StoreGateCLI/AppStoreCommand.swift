@@ -26,7 +26,6 @@ struct AppStoreCommand: AsyncParsableCommand {
             Lookup.self,
             Refunds.self,
             TransactionInfo.self,
-            AppStoreStandInCommand.self,
         ]
     )
 
@@ -151,7 +150,7 @@ enum AppStoreCLI {
     }
 
     static func makeClient(_ options: AppStoreCommand.Options, transport: any HTTPTransport) throws -> AppStoreServerAPIClient {
-        let environment: Environment
+        let environment: AppStoreEnvironment
         switch options.environment.lowercased() {
         case "production": environment = .production
         case "sandbox": environment = .sandbox
@@ -182,7 +181,7 @@ enum AppStoreCLI {
             privateKeyPEM: pem
         )
         var trustStore = TrustStore()
-        var environments: Set<Environment> = [environment]
+        var environments: Set<AppStoreEnvironment> = [environment]
         if let directory = options.trustDirectory {
             do {
                 trustStore = try TrustStore.load(directory: directory)

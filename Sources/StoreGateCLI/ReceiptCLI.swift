@@ -2,6 +2,7 @@ import Foundation
 import StoreGateCore
 import StoreGateReceipt
 import X509
+import SwiftASN1
 
 /// `inspect` and `verify` for app receipts.
 enum ReceiptCLI {

@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateCore
 import StoreGateSignedData
+import X509
 
 /// `inspect` and `verify` for StoreKit 2 JWS: signed transactions, renewal infos, app
 /// transactions and App Store Server Notifications V2.

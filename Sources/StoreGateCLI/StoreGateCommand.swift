@@ -10,10 +10,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             InspectCommand.self,
             VerifyCommand.self,
             ServeCommand.self,
-            BenchCommand.self,
             AppStoreCommand.self,
-            DevCommand.self,
-            LedgerStressCommand.self,
         ]
     )
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreGateCore
+import StoreGateReceipt
 
 /// `storegate verify FILE`: verify a proof offline and print each check.
 struct VerifyCommand: AsyncParsableCommand {
@@ -101,7 +102,7 @@ struct VerifyOptions {
     var deviceId: [UInt8]?
     var productId: String?
     var transactionId: String?
-    var environments: Set<Environment>
+    var environments: Set<AppStoreEnvironment>
     var trustStore: TrustStore
     /// `nil`: the proof's signing time.
     var validationTime: Date?
@@ -127,11 +128,11 @@ struct VerifyOptions {
             deviceId = bytes
         }
         if command.environments.isEmpty {
-            environments = Environment.defaultAccepted
+            environments = AppStoreEnvironment.defaultAccepted
         } else {
-            var set = Set<Environment>()
+            var set = Set<AppStoreEnvironment>()
             for name in command.environments {
-                guard let environment = Environment(name: name) else {
+                guard let environment = AppStoreEnvironment(name: name) else {
                     throw CLIError("--environment: unknown environment '\(name)'")
                 }
                 set.insert(environment)

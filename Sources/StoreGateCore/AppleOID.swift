@@ -1,4 +1,4 @@
-import SwiftASN1
+public import SwiftASN1
 
 /// Apple's marker OIDs that distinguish its receipt- and JWS-signing certificates.
 public enum AppleOID {

@@ -1,5 +1,6 @@
 import Crypto
-import X509
+public import X509
+import SwiftASN1
 
 /// A certificate taken from a proof, not yet trusted.
 public struct CandidateCertificate: Sendable, Hashable {

@@ -1,5 +1,5 @@
 @_spi(FixedExpiryValidationTime) import X509
-import Foundation
+public import Foundation
 import SwiftASN1
 import Synchronization
 

@@ -1,4 +1,4 @@
-import SwiftASN1
+public import SwiftASN1
 
 /// What a certificate chain must look like for one kind of proof.
 ///

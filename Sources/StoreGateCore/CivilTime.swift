@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Calendar arithmetic for the timestamps proofs carry, without Foundation formatters (which
 /// cost more than the rest of a verification): proleptic Gregorian dates from and to days

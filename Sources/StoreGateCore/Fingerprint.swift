@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// The SHA-256 digest of a certificate's DER encoding, the way DESIGN.md pins Apple's roots.
 public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Foundation
 import SwiftASN1
-import X509
+public import X509
 
 /// The roots a verifier may chain to: Apple's, pinned by fingerprint, and opt-in anchors.
 ///
@@ -9,7 +9,7 @@ import X509
 /// omit the root, ``appleRoots`` can supply it (only certificates that match a pin are
 /// accepted there). ``optInAnchors`` are anything else the operator enabled on purpose (a
 /// test CA, Xcode's StoreKit Testing certificate); a proof verified by one is reported as
-/// ``Environment/xcode`` or ``Environment/test``, never as production.
+/// ``AppStoreEnvironment/xcode`` or ``AppStoreEnvironment/test``, never as production.
 public struct TrustStore: Sendable {
     /// SHA-256 of Apple Inc. Root CA ("Apple Root CA"), the anchor of app receipts.
     public static let appleRootCA = Fingerprint(pinned: [

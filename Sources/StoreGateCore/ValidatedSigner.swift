@@ -1,8 +1,8 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 import SwiftASN1
-import X509
-import _CryptoExtras
+public import X509
+package import _CryptoExtras
 
 /// The outcome of a successful chain validation: the signing key a proof's signature must
 /// verify with, and what anchored it.
@@ -31,7 +31,7 @@ public struct ValidatedSigner: Sendable {
     /// The leaf's public key.
     public let publicKey: Certificate.PublicKey
     /// The leaf's key as RSA, when it is one (app receipts).
-    public let rsaPublicKey: _RSA.Signing.PublicKey?
+    package let rsaPublicKey: _RSA.Signing.PublicKey?
     /// The leaf's key as P-256, when it is one (StoreKit 2 JWS).
     public let p256PublicKey: P256.Signing.PublicKey?
     /// The leaf's issuer, DER-encoded (for matching a PKCS#7 signer identifier).
@@ -47,9 +47,9 @@ public struct ValidatedSigner: Sendable {
     public let validUntil: Date
 
     /// The environment to report for a proof that claims `claimed`: what it claims when an
-    /// Apple root anchored it; ``Environment/xcode`` or ``Environment/test`` when an opt-in
+    /// Apple root anchored it; ``AppStoreEnvironment/xcode`` or ``AppStoreEnvironment/test`` when an opt-in
     /// anchor did, so nothing verified by a test anchor ever passes as production.
-    public func reportedEnvironment(claimed: Environment) -> Environment {
+    public func reportedEnvironment(claimed: AppStoreEnvironment) -> AppStoreEnvironment {
         switch anchor {
         case .apple: return claimed
         case .optIn: return claimed == .xcode ? .xcode : .test

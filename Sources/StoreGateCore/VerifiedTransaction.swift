@@ -1,13 +1,13 @@
-import Foundation
+public import Foundation
 
 /// One in-app purchase whose proof StoreGate verified: the common shape of an app receipt's
 /// in-app entry and a StoreKit 2 signed transaction.
 ///
 /// Only StoreGate's verifiers create values of this type (its initializer is `package`), so a
 /// ledger that accepts `VerifiedTransaction` accepts nothing unverified.
-public struct VerifiedTransaction: Sendable, Hashable, Codable {
+public struct VerifiedTransaction: Sendable, Hashable, Encodable {
     /// The environment the proof was verified in (see ``ValidatedSigner/reportedEnvironment(claimed:)``).
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     public let bundleId: String
     public let transactionId: String
     public let originalTransactionId: String
@@ -35,7 +35,7 @@ public struct VerifiedTransaction: Sendable, Hashable, Codable {
     public let source: ProofKind
 
     package init(
-        environment: Environment,
+        environment: AppStoreEnvironment,
         bundleId: String,
         transactionId: String,
         originalTransactionId: String,
@@ -76,8 +76,8 @@ public struct VerifiedTransaction: Sendable, Hashable, Codable {
 }
 
 /// The renewal state of one auto-renewable subscription, from a verified signed renewal info.
-public struct VerifiedRenewalInfo: Sendable, Hashable, Codable {
-    public let environment: Environment
+public struct VerifiedRenewalInfo: Sendable, Hashable, Encodable {
+    public let environment: AppStoreEnvironment
     public let originalTransactionId: String
     public let productId: String
     public let autoRenewProductId: String?
@@ -90,7 +90,7 @@ public struct VerifiedRenewalInfo: Sendable, Hashable, Codable {
     public let signedDate: Date
 
     package init(
-        environment: Environment,
+        environment: AppStoreEnvironment,
         originalTransactionId: String,
         productId: String,
         autoRenewProductId: String?,
@@ -117,7 +117,7 @@ public struct VerifiedRenewalInfo: Sendable, Hashable, Codable {
 /// A verified proof holding purchases: what the ledger records.
 public struct VerifiedProof: Sendable, Hashable {
     public let kind: ProofKind
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     public let bundleId: String
     /// When the proof was signed (receipt creation date, JWS `signedDate`).
     public let signedDate: Date
@@ -129,7 +129,7 @@ public struct VerifiedProof: Sendable, Hashable {
 
     package init(
         kind: ProofKind,
-        environment: Environment,
+        environment: AppStoreEnvironment,
         bundleId: String,
         signedDate: Date,
         transactions: [VerifiedTransaction],
@@ -153,7 +153,7 @@ public struct VerifiedNotification: Sendable, Hashable {
     public let notificationType: String
     public let subtype: String?
     public let signedDate: Date
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     public let bundleId: String
     public let transaction: VerifiedTransaction?
     public let renewalInfo: VerifiedRenewalInfo?
@@ -165,7 +165,7 @@ public struct VerifiedNotification: Sendable, Hashable {
         notificationType: String,
         subtype: String?,
         signedDate: Date,
-        environment: Environment,
+        environment: AppStoreEnvironment,
         bundleId: String,
         transaction: VerifiedTransaction?,
         renewalInfo: VerifiedRenewalInfo?,

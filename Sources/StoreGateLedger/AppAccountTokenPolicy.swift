@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// How a customer account maps to the `appAccountToken` (a UUID) an app sets on a purchase.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// A ``Ledger`` kept in process memory: for tests and for trying StoreGate out.
 ///
@@ -109,7 +109,7 @@ public actor InMemoryLedger: Ledger {
         }
     }
 
-    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+    public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try checkOpen()
         return transactions[TransactionKey(environment: environment, transactionId: transactionId)]?.value
     }

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The entitlement store: records verified purchases and answers what each account owns.
 ///
@@ -85,7 +85,7 @@ public protocol Ledger: Sendable {
     ) async throws(LedgerError) -> ConsumptionReceipt
 
     /// The recorded state of one transaction, or `nil` when it was never recorded.
-    func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction?
+    func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction?
 
     /// The raw proof stored under `digest`, decrypted; `nil` when none is stored (unknown, or
     /// recorded while no encryption key was configured).

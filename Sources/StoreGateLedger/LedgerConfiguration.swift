@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// What every ledger backend is configured with: the product catalog, the account-token
 /// policy, encryption at rest and a logger.

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The familiar calls over any ``Ledger``: record a purchase, is it purchased, how many are
 /// left, consume one — with "now" taken from an injected clock.

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// What the ledger knows about the app's products: their type and subscription group.
 ///

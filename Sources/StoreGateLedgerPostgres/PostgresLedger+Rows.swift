@@ -171,7 +171,7 @@ extension PostgresLedger {
         for row in try await execute(LoadSQL.self, connection, values, logger: logger) {
             switch try row.text(0) {
             case "f":
-                let key = FamilyKey(environment: Environment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
+                let key = FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
                 loaded.state.families[key] = FamilyRow(key: key, account: try row.optionalText(4).map(account))
             case "t":
                 let transaction = try decodeTransaction(row, offset: 1)
@@ -201,7 +201,7 @@ extension PostgresLedger {
             case "t":
                 records.transactions.append(try decodeTransaction(row, offset: 1).value)
             case "r":
-                let key = FamilyKey(environment: Environment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
+                let key = FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
                 records.renewals[key] = RenewalRow(
                     key: key,
                     productId: try row.text(6),
@@ -219,7 +219,7 @@ extension PostgresLedger {
                     notificationType: try row.text(7),
                     subtype: try row.optionalText(9),
                     signedDate: Date(ledgerMilliseconds: try row.integer(11)),
-                    environment: Environment(rawValue: try row.text(1)),
+                    environment: AppStoreEnvironment(rawValue: try row.text(1)),
                     transactionId: try row.optionalText(17),
                     originalTransactionId: try row.optionalText(3)
                 ))
@@ -345,7 +345,7 @@ extension PostgresLedger {
             token = parsed
         }
         let value = RecordedTransaction(
-            environment: Environment(rawValue: try row.text(o)),
+            environment: AppStoreEnvironment(rawValue: try row.text(o)),
             transactionId: try row.text(o + 1),
             originalTransactionId: try row.text(o + 2),
             account: try row.optionalText(o + 3).map(account),

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Logging
-import PostgresNIO
-import StoreGateCore
-import StoreGateLedger
+public import PostgresNIO
+public import StoreGateCore
+public import StoreGateLedger
 import Synchronization
 
 /// The ``Ledger`` for several service instances sharing one PostgreSQL database, on
@@ -174,7 +174,7 @@ public final class PostgresLedger: Ledger {
         }
     }
 
-    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+    public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await withConnection { connection in
             try await Self.loadTransactions(
                 connection, [TransactionKey(environment: environment, transactionId: transactionId)], logger: self.logger

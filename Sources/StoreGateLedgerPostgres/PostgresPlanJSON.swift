@@ -1,5 +1,6 @@
 import StoreGateCore
 import StoreGateLedger
+import FoundationEssentials
 
 /// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v1` takes.
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import PostgresNIO
-import StoreGateLedger
+public import PostgresNIO
+public import StoreGateLedger
 
 /// Reads `postgres://` connection URLs into PostgresNIO client configurations.
 public enum PostgresURL {

@@ -1,5 +1,5 @@
 import StoreGateLedger
-import VaporCSQLite
+import CSQLite
 
 /// One SQLite connection on the C library vendored by sqlite-nio, with its prepared
 /// statements cached by SQL text.
@@ -18,17 +18,17 @@ final class SQLiteConnection: @unchecked Sendable {
         var pointer: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         if create { flags |= SQLITE_OPEN_CREATE }
-        let status = sqlite_nio_sqlite3_open_v2(path, &pointer, flags, nil)
+        let status = sqlite3_open_v2(path, &pointer, flags, nil)
         guard let pointer else {
             throw LedgerError(.storage, reason: "SQLite could not allocate a connection (status \(status))")
         }
         guard status == SQLITE_OK else {
-            let message = String(cString: sqlite_nio_sqlite3_errmsg(pointer))
-            sqlite_nio_sqlite3_close_v2(pointer)
+            let message = String(cString: sqlite3_errmsg(pointer))
+            sqlite3_close_v2(pointer)
             throw LedgerError(.storage, reason: "SQLite could not open the database: \(message)")
         }
         handle = pointer
-        sqlite_nio_sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
     }
 
     deinit {
@@ -39,23 +39,23 @@ final class SQLiteConnection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
-        sqlite_nio_sqlite3_close_v2(handle)
+        sqlite3_close_v2(handle)
     }
 
     /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
     var isInTransaction: Bool {
-        !isClosed && sqlite_nio_sqlite3_get_autocommit(handle) == 0
+        !isClosed && sqlite3_get_autocommit(handle) == 0
     }
 
     /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).
     func execute(_ sql: String) throws(LedgerError) {
         var message: UnsafeMutablePointer<CChar>?
-        let status = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, &message)
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
         if status != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? "status \(status)"
-            sqlite_nio_sqlite3_free(message)
+            sqlite3_free(message)
             throw error(status, text)
         }
     }
@@ -64,18 +64,18 @@ final class SQLiteConnection: @unchecked Sendable {
     func query(_ sql: String, _ binds: [SQLiteValue] = [], row: (SQLiteRow) throws(LedgerError) -> Void) throws(LedgerError) {
         let statement = try prepared(sql)
         defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
         }
         try bind(binds, to: statement)
         while true {
-            let status = sqlite_nio_sqlite3_step(statement)
+            let status = sqlite3_step(statement)
             if status == SQLITE_ROW {
                 try row(SQLiteRow(statement: statement))
             } else if status == SQLITE_DONE {
                 return
             } else {
-                throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+                throw error(status, String(cString: sqlite3_errmsg(handle)))
             }
         }
     }
@@ -84,7 +84,7 @@ final class SQLiteConnection: @unchecked Sendable {
     @discardableResult
     func run(_ sql: String, _ binds: [SQLiteValue] = []) throws(LedgerError) -> Int {
         try query(sql, binds) { _ throws(LedgerError) in }
-        return Int(sqlite_nio_sqlite3_changes(handle))
+        return Int(sqlite3_changes(handle))
     }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes), rolling back on error.
@@ -104,9 +104,9 @@ final class SQLiteConnection: @unchecked Sendable {
         if isClosed { throw LedgerError(.closed, reason: "the SQLite connection is closed") }
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
-        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard status == SQLITE_OK, let statement else {
-            throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+            throw error(status, String(cString: sqlite3_errmsg(handle)))
         }
         statements[sql] = statement
         return statement
@@ -118,24 +118,24 @@ final class SQLiteConnection: @unchecked Sendable {
             let status: Int32
             switch value {
             case .null:
-                status = sqlite_nio_sqlite3_bind_null(statement, index)
+                status = sqlite3_bind_null(statement, index)
             case .integer(let number):
-                status = sqlite_nio_sqlite3_bind_int64(statement, index, number)
+                status = sqlite3_bind_int64(statement, index, number)
             case .text(let text):
                 var copy = text
                 status = copy.withUTF8 { buffer in
                     // An empty buffer may have no base address, which SQLite would read as NULL.
                     let base = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(emptyBytes)
-                    return sqlite_nio_sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), transientDestructor)
+                    return sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), transientDestructor)
                 }
             case .blob(let bytes):
                 status = bytes.withUnsafeBytes { buffer in
                     let base = buffer.baseAddress ?? UnsafeRawPointer(emptyBytes)
-                    return sqlite_nio_sqlite3_bind_blob(statement, index, base, Int32(buffer.count), transientDestructor)
+                    return sqlite3_bind_blob(statement, index, base, Int32(buffer.count), transientDestructor)
                 }
             }
             guard status == SQLITE_OK else {
-                throw error(status, String(cString: sqlite_nio_sqlite3_errmsg(handle)))
+                throw error(status, String(cString: sqlite3_errmsg(handle)))
             }
         }
     }
@@ -182,11 +182,11 @@ struct SQLiteRow {
     let statement: OpaquePointer
 
     func isNull(_ column: Int32) -> Bool {
-        sqlite_nio_sqlite3_column_type(statement, column) == SQLITE_NULL
+        sqlite3_column_type(statement, column) == SQLITE_NULL
     }
 
     func integer(_ column: Int32) -> Int64 {
-        sqlite_nio_sqlite3_column_int64(statement, column)
+        sqlite3_column_int64(statement, column)
     }
 
     func optionalInteger(_ column: Int32) -> Int64? {
@@ -194,8 +194,8 @@ struct SQLiteRow {
     }
 
     func text(_ column: Int32) -> String {
-        guard let pointer = sqlite_nio_sqlite3_column_text(statement, column) else { return "" }
-        let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+        guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
@@ -205,8 +205,8 @@ struct SQLiteRow {
 
     func blob(_ column: Int32) -> [UInt8] {
         // column_blob first, then column_bytes, as SQLite's documentation asks.
-        let pointer = sqlite_nio_sqlite3_column_blob(statement, column)
-        let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+        let pointer = sqlite3_column_blob(statement, column)
+        let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let pointer else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }

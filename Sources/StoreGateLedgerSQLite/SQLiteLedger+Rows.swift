@@ -79,7 +79,7 @@ extension SQLiteLedger {
                     (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
                 """, [id]
             ) { row throws(LedgerError) in
-                let key = FamilyKey(environment: Environment(rawValue: row.text(0)), originalTransactionId: row.text(1))
+                let key = FamilyKey(environment: AppStoreEnvironment(rawValue: row.text(0)), originalTransactionId: row.text(1))
                 records.renewals[key] = RenewalRow(
                     key: key,
                     productId: row.text(2),
@@ -106,7 +106,7 @@ extension SQLiteLedger {
                 notificationType: row.text(1),
                 subtype: row.optionalText(2),
                 signedDate: Date(ledgerMilliseconds: row.integer(3)),
-                environment: Environment(rawValue: row.text(4)),
+                environment: AppStoreEnvironment(rawValue: row.text(4)),
                 transactionId: row.optionalText(5),
                 originalTransactionId: row.optionalText(6)
             ))
@@ -328,7 +328,7 @@ extension SQLiteLedger {
             token = parsed
         }
         let value = RecordedTransaction(
-            environment: Environment(rawValue: row.text(0)),
+            environment: AppStoreEnvironment(rawValue: row.text(0)),
             transactionId: row.text(1),
             originalTransactionId: row.text(2),
             account: row.optionalText(3).map(account),

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Logging
-import SQLiteNIO
-import StoreGateCore
-import StoreGateLedger
+import NIOPosix
+public import StoreGateCore
+public import StoreGateLedger
 import Synchronization
 
 /// The embedded ``Ledger``: one SQLite file in WAL mode, on the SQLite library sqlite-nio
@@ -193,7 +193,7 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
-    public func transaction(_ transactionId: String, in environment: Environment) async throws(LedgerError) -> RecordedTransaction? {
+    public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in
                 try Self.loadTransactions(connection, [TransactionKey(environment: environment, transactionId: transactionId)]).first?.value

@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// Why an app receipt was refused.
 ///

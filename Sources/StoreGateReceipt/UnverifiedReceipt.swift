@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 import SwiftASN1
 import X509
 import _CryptoExtras

@@ -1,10 +1,11 @@
-import Foundation
+public import Foundation
 import HTTPTypes
-import Hummingbird
-import Logging
+public import Hummingbird
+public import Logging
 import NIOCore
 import ServiceLifecycle
-import StoreGateLedger
+public import StoreGateLedger
+import UnixSignals
 
 /// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:onServerRunning:)`` returns.
 public typealias StoreGateApplication = Application<RouterResponder<StoreGateRequestContext>>

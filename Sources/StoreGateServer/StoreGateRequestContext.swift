@@ -1,4 +1,4 @@
-import Hummingbird
+public import Hummingbird
 
 /// The request context of the StoreGate service: Hummingbird's core context plus the name of
 /// the API key that authenticated the request (never the key itself).

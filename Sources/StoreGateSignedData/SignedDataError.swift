@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// Why a StoreKit 2 signed payload (a compact JWS) was refused.
 ///

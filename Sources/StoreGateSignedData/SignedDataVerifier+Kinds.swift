@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// Signed data of any of the four kinds, verified.
 public enum VerifiedSignedData: Sendable {

@@ -91,7 +91,7 @@ extension SignedDataVerifier {
         }
 
         /// Every nested payload names the notification's bundle id and environment.
-        func checkAgreement(bundleId: String?, environment: (claimed: Environment, reported: Environment)) throws(SignedDataError) {
+        func checkAgreement(bundleId: String?, environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment)) throws(SignedDataError) {
             if let transaction {
                 let field = "data.signedTransactionInfo"
                 guard transaction.payload.bundleId == bundleId else {
@@ -115,7 +115,7 @@ extension SignedDataVerifier {
 
         private static func agree(
             _ details: SignedDataDetails,
-            _ environment: (claimed: Environment, reported: Environment),
+            _ environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment),
             field: String
         ) throws(SignedDataError) {
             guard details.claimedEnvironment == environment.claimed, details.environment == environment.reported else {
@@ -178,7 +178,7 @@ extension SignedDataVerifier {
         environmentField: String,
         decode: (JSONObject) throws(SignedDataError) -> Payload,
         signingTime: (Payload) throws(SignedDataError) -> (Date, SignedDataDetails.SigningTimeSource),
-        environment: (Payload) -> Environment?
+        environment: (Payload) -> AppStoreEnvironment?
     ) async throws(SignedDataError) -> (Payload, SignedDataDetails, [UInt8]) {
         do throws(SignedDataError) {
             let bytes = Array(text.utf8)
@@ -193,10 +193,10 @@ extension SignedDataVerifier {
     }
 
     private static func nestedEnvironment(
-        _ claimed: Environment?,
+        _ claimed: AppStoreEnvironment?,
         _ authentication: Authentication,
         field: String
-    ) throws(SignedDataError) -> (claimed: Environment, reported: Environment) {
+    ) throws(SignedDataError) -> (claimed: AppStoreEnvironment, reported: AppStoreEnvironment) {
         guard let claimed else {
             throw SignedDataError(.nestedMismatch, field: field, reason: "the nested payload names no environment")
         }

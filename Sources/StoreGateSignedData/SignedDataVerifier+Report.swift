@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 extension SignedDataVerifier {
     /// What the steps before a failure established, kept for a report.

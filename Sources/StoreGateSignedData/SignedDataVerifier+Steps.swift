@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import StoreGateCore
+import X509
 
 /// The steps every JWS goes through, in the order of ``StoreGateCore/VerificationStep``:
 /// input and structure (``parse(_:)``), signature (``checkSignature(_:)``), payload (the
@@ -177,10 +178,10 @@ extension SignedDataVerifier {
 
     /// The environment to report, after checking it is accepted.
     func expectEnvironment(
-        _ claimed: Environment?,
+        _ claimed: AppStoreEnvironment?,
         _ authentication: Authentication,
         field: String = "environment"
-    ) throws(SignedDataError) -> (claimed: Environment, reported: Environment) {
+    ) throws(SignedDataError) -> (claimed: AppStoreEnvironment, reported: AppStoreEnvironment) {
         guard let claimed else {
             throw SignedDataError(.environmentNotAccepted, field: field, reason: "the payload names no environment")
         }
@@ -193,7 +194,7 @@ extension SignedDataVerifier {
         return (claimed, reported)
     }
 
-    func expectAppAppleId(_ appAppleId: Int64?, environment: (claimed: Environment, reported: Environment), field: String) throws(SignedDataError) {
+    func expectAppAppleId(_ appAppleId: Int64?, environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment), field: String) throws(SignedDataError) {
         // The claim decides: it is signed, and checking it keeps the rule testable with
         // test anchors (whose data StoreGate reports as `Test`).
         if environment.claimed == .production {
@@ -241,7 +242,7 @@ extension SignedDataVerifier {
     func details(
         _ kind: ProofKind,
         _ jws: CompactJWS,
-        _ environment: (claimed: Environment, reported: Environment),
+        _ environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment),
         _ authentication: Authentication,
         _ signingTime: Date,
         _ source: SignedDataDetails.SigningTimeSource

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// Verifies StoreKit 2 signed data offline: signed transactions, renewal infos, app
 /// transactions and App Store Server Notifications V2 (with their nested signed data).

@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// A StoreKit 2 JWS split and decoded, **not verified**: for inspecting what a proof says.
 ///

@@ -1,9 +1,10 @@
-import Crypto
+public import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
-import StoreGateAppStoreClient
-import StoreGateCore
+public import StoreGateAppStoreClient
+public import StoreGateCore
+import Synchronization
 
 extension AppleStandIn {
     /// The In-App Purchase key the stand-in accepts, as App Store Connect knows it.
@@ -114,7 +115,7 @@ extension AppleStandIn {
     /// One Server API request as the stand-in received it.
     public struct ServerAPICall: Sendable, Hashable {
         /// The environment Apple names.
-        public let environment: Environment
+        public let environment: AppStoreEnvironment
         /// The route without identifiers, such as `inApps/v2/history`.
         public let route: String
         /// The query parameters.
@@ -132,7 +133,7 @@ extension AppleStandIn {
     }
 
     /// Changes what the stand-in answers for `environment`.
-    public func updateServerAPIData(_ environment: Environment, bundleId: String, _ change: (inout ServerAPIData) -> Void) {
+    public func updateServerAPIData(_ environment: AppStoreEnvironment, bundleId: String, _ change: (inout ServerAPIData) -> Void) {
         state.withLock { state in
             var data = state.serverAPIData[environment] ?? ServerAPIData(bundleId: bundleId)
             change(&data)
@@ -149,7 +150,7 @@ extension AppleStandIn {
     // MARK: Routes
 
     func addServerAPIRoutes(to router: Router<BasicRequestContext>) {
-        for environment in [Environment.production, .sandbox] {
+        for environment in [AppStoreEnvironment.production, .sandbox] {
             let prefix = "/\(environment.rawValue.lowercased())/inApps"
             router.get(RouterPath(stringLiteral: prefix + "/v1/transactions/:id")) { request, context in
                 try await self.serve(request, environment, "inApps/v1/transactions") { data, _ in
@@ -250,7 +251,7 @@ extension AppleStandIn {
     /// Checks the token, counts, injects failures, then answers with `answer`.
     private func serve(
         _ request: Request,
-        _ environment: Environment,
+        _ environment: AppStoreEnvironment,
         _ route: String,
         _ answer: (ServerAPIData, [UInt8]) async throws -> Response
     ) async throws -> Response {
@@ -283,7 +284,7 @@ extension AppleStandIn {
         token: String?,
         tokenName: String,
         data: ServerAPIData?,
-        environment: Environment
+        environment: AppStoreEnvironment
     ) throws -> Response {
         let size = max(1, size)
         let start: Int

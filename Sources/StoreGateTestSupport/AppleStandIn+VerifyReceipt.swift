@@ -1,13 +1,14 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import StoreGateAppStoreClient
-import StoreGateCore
+public import StoreGateAppStoreClient
+public import StoreGateCore
+import Synchronization
 
 extension AppleStandIn {
     /// A receipt the stand-in knows, as Apple would know it.
     struct RegisteredReceipt {
-        var environment: Environment
+        var environment: AppStoreEnvironment
         var reply: VerifyReceiptResponse
         var sharedSecret: String?
     }
@@ -15,7 +16,7 @@ extension AppleStandIn {
     /// One verifyReceipt request as the stand-in received it.
     public struct VerifyReceiptCall: Sendable, Hashable {
         /// The endpoint asked: production or sandbox.
-        public let environment: Environment
+        public let environment: AppStoreEnvironment
         /// The `receipt-data` sent.
         public let receiptData: String?
         /// The `password` (shared secret) sent.
@@ -35,17 +36,17 @@ extension AppleStandIn {
     ///
     /// - Parameters:
     ///   - receiptData: The base64 `receipt-data` the client will send.
-    ///   - environment: ``Environment/production`` or ``Environment/sandbox``.
+    ///   - environment: ``AppStoreEnvironment/production`` or ``AppStoreEnvironment/sandbox``.
     ///   - reply: What Apple would answer (status 0 unless set otherwise).
     ///   - sharedSecret: The password the receipt requires, if any.
-    public func registerReceipt(_ receiptData: String, environment: Environment, reply: VerifyReceiptResponse, sharedSecret: String? = nil) {
+    public func registerReceipt(_ receiptData: String, environment: AppStoreEnvironment, reply: VerifyReceiptResponse, sharedSecret: String? = nil) {
         var reply = reply
         reply.environment = environment
         state.withLock { $0.receipts[receiptData] = RegisteredReceipt(environment: environment, reply: reply, sharedSecret: sharedSecret) }
     }
 
     /// Answers every request to `environment`'s endpoint with `{"status": status}` (`nil` stops it).
-    public func forceStatus(_ status: VerifyReceiptStatus?, for environment: Environment) {
+    public func forceStatus(_ status: VerifyReceiptStatus?, for environment: AppStoreEnvironment) {
         state.withLock { $0.forcedStatus[environment] = status }
     }
 
@@ -63,7 +64,7 @@ extension AppleStandIn {
     // MARK: Routes
 
     func addVerifyReceiptRoutes(to router: Router<BasicRequestContext>) {
-        for environment in [Environment.production, .sandbox] {
+        for environment in [AppStoreEnvironment.production, .sandbox] {
             let path = RouterPath(stringLiteral: "/\(environment.rawValue.lowercased())/verifyReceipt")
             router.post(path) { request, _ in
                 try await self.answerVerifyReceipt(request, environment: environment)
@@ -75,7 +76,7 @@ extension AppleStandIn {
         }
     }
 
-    private func answerVerifyReceipt(_ request: Request, environment: Environment) async throws -> Response {
+    private func answerVerifyReceipt(_ request: Request, environment: AppStoreEnvironment) async throws -> Response {
         let route = "\(environment.rawValue.lowercased())/verifyReceipt"
         let buffer = try await request.body.collect(upTo: 4 << 20)
         let call = Self.parseCall(Array(buffer.readableBytesView), environment: environment)
@@ -111,7 +112,7 @@ extension AppleStandIn {
         return Self.json(try registered.reply.jsonBytes())
     }
 
-    private static func parseCall(_ body: [UInt8], environment: Environment) -> VerifyReceiptCall {
+    private static func parseCall(_ body: [UInt8], environment: AppStoreEnvironment) -> VerifyReceiptCall {
         struct Body: Decodable {
             let receiptData: String?
             let password: String?

@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTLS
 import Logging
 import NIOCore
-import StoreGateAppStoreClient
+public import StoreGateAppStoreClient
 import StoreGateCore
 import Synchronization
 
@@ -23,9 +23,6 @@ import Synchronization
 ///
 /// Run it with ``run(tls:_:)``; it stops when the closure returns. Every knob is thread-safe.
 public final class AppleStandIn: Sendable {
-    /// StoreGate's environments (Hummingbird has an `Environment` of its own).
-    public typealias Environment = StoreGateCore.Environment
-
     /// A failure the stand-in answers instead of a normal reply.
     public enum Failure: Sendable, Hashable {
         /// This HTTP status with an empty body.
@@ -53,12 +50,12 @@ public final class AppleStandIn: Sendable {
         var requestCounts: [String: Int] = [:]
         // verifyReceipt
         var receipts: [String: RegisteredReceipt] = [:]
-        var forcedStatus: [Environment: VerifyReceiptStatus] = [:]
+        var forcedStatus: [AppStoreEnvironment: VerifyReceiptStatus] = [:]
         var forgedReply: VerifyReceiptResponse?
         var verifyReceiptRequests: [VerifyReceiptCall] = []
         // Server API
         var account: ServerAPIAccount?
-        var serverAPIData: [Environment: ServerAPIData] = [:]
+        var serverAPIData: [AppStoreEnvironment: ServerAPIData] = [:]
         var authFailures: [AuthFailure] = []
         var serverAPIRequests: [ServerAPICall] = []
         var nextTestNotification = 0

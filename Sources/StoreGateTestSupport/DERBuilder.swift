@@ -1,4 +1,4 @@
-import SwiftASN1
+public import SwiftASN1
 
 /// Hand-rolled TLV encoding for test fixtures, including the BER forms Apple's receipts use
 /// (indefinite lengths, chunked OCTET STRINGs) that a DER serializer refuses to write.

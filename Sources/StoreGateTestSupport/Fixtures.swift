@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Locates the real Apple-signed fixtures in `../shared/fixtures`, beside the package.
 ///

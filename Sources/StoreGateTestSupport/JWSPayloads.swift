@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Apple-shaped StoreKit 2 payloads as JSON objects, for ``JWSMinter``: every value can be
 /// changed, members removed (`payload["bundleId"] = nil`) or added before minting.

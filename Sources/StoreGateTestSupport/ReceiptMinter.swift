@@ -1,9 +1,9 @@
 import Crypto
-import Foundation
+public import Foundation
 import StoreGateCore
 import SwiftASN1
 import X509
-import _CryptoExtras
+public import _CryptoExtras
 
 /// Mints app receipts: any field values, signed by a ``TestCertificateAuthority`` with SHA-1 or
 /// SHA-256, optionally with Apple's encoding quirks — or with the defects an attacker would

@@ -1,10 +1,10 @@
-import Crypto
-import Foundation
-import StoreGateCore
+public import Crypto
+public import Foundation
+public import StoreGateCore
 import SwiftASN1
 import Synchronization
-import X509
-import _CryptoExtras
+public import X509
+public import _CryptoExtras
 
 /// A certificate authority shaped like Apple's, for minting proofs in tests.
 ///

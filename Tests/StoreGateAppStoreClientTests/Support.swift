@@ -71,7 +71,7 @@ let appBundleId = "com.example.storegate"
 
 /// A reply for `appBundleId` holding purchase 1000000000000001 of `com.example.coins` (quantity 2)
 /// and a subscription renewal.
-func sampleReply(environment: Environment = .sandbox, bundleId: String = appBundleId) -> VerifyReceiptResponse {
+func sampleReply(environment: AppStoreEnvironment = .sandbox, bundleId: String = appBundleId) -> VerifyReceiptResponse {
     let purchased = Date(timeIntervalSince1970: 1_600_000_000)
     return VerifyReceiptResponse(
         status: .valid,

@@ -3,6 +3,7 @@ import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateTestSupport
 import Testing
+import X509
 
 /// `storegate verify --json` and the text report: every proof kind, minted by the test CA so
 /// the tests hold without ../shared.

@@ -5,7 +5,7 @@ import Testing
 
 extension LedgerTests {
     /// Other processes: a writer killed with SIGKILL, and two processes consuming at once.
-    /// They run the `storegate ledger-stress` helper built with these tests.
+    /// They run the `storegate-dev ledger-stress` helper built with these tests.
     @Suite("Ledger across processes")
     struct Processes {
         let alice = Purchases.account("alice")

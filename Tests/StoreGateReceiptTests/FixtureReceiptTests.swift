@@ -11,7 +11,7 @@ struct ReceiptFixture: Sendable, CustomStringConvertible {
     let appVersion: String
     let created: String
     let purchases: Int
-    let environment: Environment
+    let environment: AppStoreEnvironment
     let digest: ReceiptDigestAlgorithm
 
     var description: String { file }

@@ -5,6 +5,7 @@ import StoreGateReceipt
 import StoreGateTestSupport
 import Testing
 import _CryptoExtras
+import X509
 
 /// Receipts minted by the test CA: the positive shapes Apple produces and every attack.
 @Suite("Minted receipts")

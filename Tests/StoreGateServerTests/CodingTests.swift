@@ -5,6 +5,7 @@ import StoreGateReceipt
 import Testing
 
 @testable import StoreGateServer
+import HTTPTypes
 
 @Suite("The service's JSON writing")
 struct CodingTests {

@@ -4,6 +4,9 @@ import StoreGateLedgerSQLite
 import Testing
 
 @testable import StoreGateServer
+import Logging
+import StoreGateAppStoreClient
+import StoreGateLedger
 
 @Suite("Configuration from environment variables and flags")
 struct ConfigurationTests {

@@ -9,6 +9,7 @@ import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateServer
+import StoreGateLedger
 
 @Suite("POST /verifyReceipt, the drop-in for Apple's legacy endpoint")
 struct LegacyVerifyReceiptTests {
@@ -88,7 +89,7 @@ struct LegacyVerifyReceiptTests {
 
     /// Apple-signed receipts (only Apple's own are Production or Sandbox: a test anchor
     /// always reports Test), the one environment accepted, and Apple's status for the pair.
-    static let environmentMismatches: [(String, StoreGateCore.Environment, Int)] = [
+    static let environmentMismatches: [(String, AppStoreEnvironment, Int)] = [
         ("receipts/inapppurchase-ios-production-2015-sha1-noiap.der", .sandbox, 21008),
         ("receipts/revenuecat-ios-sandbox-2020-sha1-9iap.der", .production, 21007),
         ("receipts/revenuecat-ios-sandbox-2020-sha1-9iap.der", .sandbox, 0),
@@ -99,7 +100,7 @@ struct LegacyVerifyReceiptTests {
         .enabled(if: Fixtures.directory != nil, Comment(rawValue: Fixtures.missingMessage)),
         arguments: environmentMismatches
     )
-    func environmentMismatch(_ fixture: String, _ accepted: StoreGateCore.Environment, _ status: Int) async throws {
+    func environmentMismatch(_ fixture: String, _ accepted: AppStoreEnvironment, _ status: Int) async throws {
         let der = try #require(Fixtures.bytes(fixture))
         let bundleId = try UnverifiedReceiptBundle.bundleId(der)
         var configuration = try TestData.configuration(apps: [.init(bundleId: bundleId)], environments: [accepted])

@@ -12,6 +12,7 @@ import Synchronization
 import Testing
 
 @testable import StoreGateServer
+import StoreGateLedgerSQLite
 
 @Suite("The service on 127.0.0.1, port 0, with a SQLite ledger")
 struct LiveStoryTests {
@@ -149,7 +150,7 @@ final class SlowLedger: Ledger {
     func consume(_ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date) async throws(LedgerError) -> ConsumptionReceipt {
         try await base.consume(productId, quantity: quantity, idempotencyKey: idempotencyKey, for: account, at: date)
     }
-    func transaction(_ transactionId: String, in environment: StoreGateCore.Environment) async throws(LedgerError) -> RecordedTransaction? {
+    func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await base.transaction(transactionId, in: environment)
     }
     func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? { try await base.storedProof(digest) }

@@ -8,6 +8,7 @@ import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateServer
+import StoreGateLedger
 
 @Suite("Two service instances on one PostgreSQL database")
 struct PostgresInstancesTests {

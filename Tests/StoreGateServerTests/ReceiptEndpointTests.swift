@@ -8,6 +8,7 @@ import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateServer
+import StoreGateLedger
 
 @Suite("POST /v1/receipts/verify")
 struct ReceiptEndpointTests {

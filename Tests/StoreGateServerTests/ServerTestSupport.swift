@@ -38,7 +38,7 @@ enum TestData {
     /// A configuration trusting the test authorities, accepting the `Test` environment.
     static func configuration(
         apps: [ServerConfiguration.App] = [.init(bundleId: bundleId), .init(bundleId: fixtureBundleId)],
-        environments: Set<StoreGateCore.Environment> = [.production, .sandbox, .test]
+        environments: Set<AppStoreEnvironment> = [.production, .sandbox, .test]
     ) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
@@ -154,7 +154,7 @@ extension TestResponse {
     /// The body as a JSON object.
     var json: [String: Any] {
         get throws {
-            let object = try JSONSerialization.jsonObject(with: Data(buffer: body))
+            let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView))
             guard let dictionary = object as? [String: Any] else {
                 throw TestFailure("the body is not a JSON object: \(String(buffer: body))")
             }

@@ -7,6 +7,7 @@ import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateServer
+import StoreGateLedger
 
 @Suite("POST /v1/transactions/verify")
 struct TransactionEndpointTests {

@@ -4,6 +4,7 @@ import StoreGateCore
 import StoreGateSignedData
 import StoreGateTestSupport
 import Testing
+import X509
 
 @Suite("Signature and certificate chain")
 struct ChainAndSignatureTests {

@@ -76,7 +76,7 @@ struct ExpectationsTests {
         let jws = try minter.mint(json: JWSPayloads.transaction(environment: "Staging"))
         let verifier = try verifier(.init(bundleId: SignedDataTesting.bundleId, environments: [.test]))
         let verified = try await verifier.verifyTransaction(jws)
-        #expect(verified.payload.environment == Environment(rawValue: "Staging"))
+        #expect(verified.payload.environment == AppStoreEnvironment(rawValue: "Staging"))
         #expect(verified.environment == .test)
     }
 

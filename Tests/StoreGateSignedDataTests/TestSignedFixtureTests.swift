@@ -9,7 +9,7 @@ struct TestSignedFixtureTests {
     /// A verifier trusting `anchor`: a file of the fixtures' certs folder, or `x5c:N`, the
     /// N-th certificate the JWS itself carries (Xcode's certificate, which the fixtures hold
     /// only inside its JWS; the own root of two of Apple's mocks).
-    static func verifier(anchor: String?, of jws: String, bundleId: String, environments: Set<Environment>) throws -> SignedDataVerifier {
+    static func verifier(anchor: String?, of jws: String, bundleId: String, environments: Set<AppStoreEnvironment>) throws -> SignedDataVerifier {
         var store = TrustStore()
         if let anchor {
             if anchor.hasPrefix("x5c:"), let index = Int(anchor.dropFirst(4)) {
@@ -30,7 +30,7 @@ struct TestSignedFixtureTests {
         let kind: ProofKind
         let anchor: String
         let bundleId: String
-        let environment: Environment
+        let environment: AppStoreEnvironment
         var testDescription: String { file }
     }
 

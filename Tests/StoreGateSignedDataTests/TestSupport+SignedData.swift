@@ -49,7 +49,7 @@ struct RealFixture: Sendable, CustomTestStringConvertible {
     let file: String
     let kind: ProofKind
     let bundleId: String
-    let environment: Environment
+    let environment: AppStoreEnvironment
     /// The time it is dated by (its signedDate, or its nested one).
     let signedMilliseconds: Int64
 

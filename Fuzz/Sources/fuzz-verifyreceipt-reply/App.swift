@@ -42,7 +42,7 @@ enum App {
             }
 
             let bundleId = reply.receipt?.bundleId ?? "com.example.app"
-            let environments: Set<Environment> = [.production, .sandbox]
+            let environments: Set<AppStoreEnvironment> = [.production, .sandbox]
             var expectations = [VerifyReceiptExpectation.wholeReceipt(bundleId: bundleId, environments: environments)]
             if let first = reply.receipt?.transactions.first, let transactionId = first.transactionId, let productId = first.productId {
                 expectations.append(VerifyReceiptExpectation(

@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 extension AppStoreServerAPIClient {
     /// Follows Get Transaction History's `revision` until `hasMore` is false.

@@ -1,7 +1,7 @@
-import Foundation
-import Logging
-import StoreGateCore
-import StoreGateSignedData
+public import Foundation
+public import Logging
+public import StoreGateCore
+public import StoreGateSignedData
 
 /// Where the App Store Server API lives, per environment.
 public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
@@ -29,7 +29,7 @@ public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
     }
 
     /// The base URL of `environment`: production or sandbox, nothing else.
-    public func baseURL(for environment: Environment) -> String? {
+    public func baseURL(for environment: AppStoreEnvironment) -> String? {
         switch environment {
         case .production: return production
         case .sandbox: return sandbox
@@ -49,7 +49,7 @@ public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
 /// notification must be for the credentials' bundle id.
 public struct AppStoreServerAPIClient: Sendable {
     /// The environment Apple names.
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     /// The bundle id Apple names.
     public let bundleId: String
     private let baseURL: String
@@ -64,7 +64,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ///
     /// - Parameters:
     ///   - tokens: Signs and caches the JWTs (its credentials name the app).
-    ///   - environment: ``Environment/production`` or ``Environment/sandbox``.
+    ///   - environment: ``AppStoreEnvironment/production`` or ``AppStoreEnvironment/sandbox``.
     ///   - endpoints: Apple's base URLs, or a stand-in's.
     ///   - transport: The HTTP transport.
     ///   - verifier: Verifies the signed payloads of each answer.
@@ -73,7 +73,7 @@ public struct AppStoreServerAPIClient: Sendable {
     /// - Throws: ``AppStoreClientError/Code/invalidConfiguration`` for another environment.
     public init(
         tokens: AppStoreServerAPITokenProvider,
-        environment: Environment,
+        environment: AppStoreEnvironment,
         endpoints: AppStoreServerAPIEndpoints = .apple,
         transport: any HTTPTransport,
         verifier: any SignedPayloadVerifying,
@@ -125,7 +125,7 @@ public struct AppStoreServerAPIClient: Sendable {
             hasMore: wire.hasMore ?? false,
             bundleId: wire.bundleId,
             appAppleId: wire.appAppleId,
-            environment: wire.environment.map(Environment.init(rawValue:))
+            environment: wire.environment.map(AppStoreEnvironment.init(rawValue:))
         )
     }
 
@@ -161,7 +161,7 @@ public struct AppStoreServerAPIClient: Sendable {
             groups.append(.init(subscriptionGroupIdentifier: item.subscriptionGroupIdentifier, lastTransactions: last))
         }
         return SubscriptionStatuses(
-            environment: wire.environment.map(Environment.init(rawValue:)),
+            environment: wire.environment.map(AppStoreEnvironment.init(rawValue:)),
             bundleId: wire.bundleId,
             appAppleId: wire.appAppleId,
             groups: groups

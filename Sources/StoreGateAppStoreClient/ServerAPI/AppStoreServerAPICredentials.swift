@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import Foundation
 
 /// What the App Store Server API authenticates: an In-App Purchase key (the `.p8` file, its

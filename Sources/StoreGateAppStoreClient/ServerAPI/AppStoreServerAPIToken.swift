@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// A JSON Web Token for the App Store Server API.

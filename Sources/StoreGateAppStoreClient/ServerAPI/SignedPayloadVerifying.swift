@@ -1,4 +1,5 @@
-import StoreGateCore
+public import StoreGateCore
+public import StoreGateSignedData
 
 /// Verifies the signed payloads (compact JWS) inside App Store Server API answers.
 ///
@@ -14,8 +15,6 @@ public protocol SignedPayloadVerifying: Sendable {
     /// Verifies a notification's `signedPayload`, nested signed data included.
     func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification
 }
-
-import StoreGateSignedData
 
 /// StoreGate's own JWS verifier as a ``SignedPayloadVerifying``: chain to Apple Root CA - G3
 /// (or an enabled opt-in anchor), ES256 signature, and the verifier's

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Logging
+public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL

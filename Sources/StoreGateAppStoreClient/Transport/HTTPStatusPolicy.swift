@@ -5,7 +5,7 @@ import StoreGateCore
 enum HTTPStatusPolicy {
     /// Passes 200 and throws otherwise: 429 with its `Retry-After` time, 401, 5xx (retryable)
     /// and any other status (not retryable).
-    static func requireSuccess(_ response: TransportResponse, environment: Environment?, now: Date = Date()) throws(AppStoreClientError) {
+    static func requireSuccess(_ response: TransportResponse, environment: AppStoreEnvironment?, now: Date = Date()) throws(AppStoreClientError) {
         switch response.status {
         case 200:
             return

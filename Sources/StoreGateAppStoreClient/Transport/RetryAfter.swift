@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads an HTTP `Retry-After` header.
 ///

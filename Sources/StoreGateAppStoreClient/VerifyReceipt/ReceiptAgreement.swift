@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// What the offline verification of a receipt established, as plain values: the input of the
 /// agreement check. Build it from StoreGate's offline verdict (``init(proof:)``) or from
@@ -23,14 +23,14 @@ public struct OfflineReceiptFacts: Sendable, Hashable, Codable {
 
     /// The bundle id Apple names.
     public var bundleId: String
-    /// The environment the offline verdict reports (``Environment/test`` or ``Environment/xcode``
+    /// The environment the offline verdict reports (``AppStoreEnvironment/test`` or ``AppStoreEnvironment/xcode``
     /// for receipts anchored in an opt-in root: those never agree with Apple).
-    public var environment: Environment
+    public var environment: AppStoreEnvironment
     /// Every purchase the receipt holds.
     public var purchases: [Purchase]
 
     /// Creates a value from its parts.
-    public init(bundleId: String, environment: Environment, purchases: [Purchase]) {
+    public init(bundleId: String, environment: AppStoreEnvironment, purchases: [Purchase]) {
         self.bundleId = bundleId
         self.environment = environment
         self.purchases = purchases
@@ -57,7 +57,7 @@ public struct ReceiptAgreement: Sendable, Hashable, Codable {
     /// One way the two verdicts differ.
     public enum Difference: Sendable, Hashable, Codable, CustomStringConvertible {
         case bundleId(offline: String, remote: String?)
-        case environment(offline: Environment, remote: Environment)
+        case environment(offline: AppStoreEnvironment, remote: AppStoreEnvironment)
         /// A purchase verified offline that Apple's reply does not list.
         case missingRemotely(transactionId: String)
         /// A purchase in Apple's decoding of the receipt that the offline verdict does not have.
@@ -89,7 +89,7 @@ public struct ReceiptAgreement: Sendable, Hashable, Codable {
     }
 
     /// Compares the offline facts with a reply given by the endpoint of `answeredBy`.
-    public init(offline: OfflineReceiptFacts, reply: VerifyReceiptResponse, answeredBy: Environment) {
+    public init(offline: OfflineReceiptFacts, reply: VerifyReceiptResponse, answeredBy: AppStoreEnvironment) {
         var differences: [Difference] = []
         let receipt = reply.receipt
         if receipt?.bundleId != offline.bundleId {

@@ -1,6 +1,6 @@
 import Foundation
-import Logging
-import StoreGateCore
+public import Logging
+public import StoreGateCore
 
 /// Calls Apple's legacy verifyReceipt endpoint.
 ///
@@ -19,7 +19,7 @@ public struct VerifyReceiptClient: Sendable {
         /// The last reply.
         public var reply: VerifyReceiptResponse
         /// The environment whose endpoint gave ``reply``.
-        public var answeredBy: Environment
+        public var answeredBy: AppStoreEnvironment
         /// The endpoints asked, in order, with the status each gave.
         public var route: [Hop]
         /// Attempts made in total, retries included.
@@ -28,13 +28,13 @@ public struct VerifyReceiptClient: Sendable {
         /// One endpoint asked.
         public struct Hop: Sendable, Hashable {
             /// The environment Apple names.
-            public var environment: Environment
+            public var environment: AppStoreEnvironment
             /// The status Apple reports.
             public var status: VerifyReceiptStatus
         }
 
         /// Creates a value from its parts.
-        public init(reply: VerifyReceiptResponse, answeredBy: Environment, route: [Hop], attempts: Int) {
+        public init(reply: VerifyReceiptResponse, answeredBy: AppStoreEnvironment, route: [Hop], attempts: Int) {
             self.reply = reply
             self.answeredBy = answeredBy
             self.route = route
@@ -73,11 +73,11 @@ public struct VerifyReceiptClient: Sendable {
     ///
     /// - Parameters:
     ///   - request: The receipt, shared secret and options.
-    ///   - first: The environment to ask first: ``Environment/production`` (Apple's advice) or
-    ///     ``Environment/sandbox``.
+    ///   - first: The environment to ask first: ``AppStoreEnvironment/production`` (Apple's advice) or
+    ///     ``AppStoreEnvironment/sandbox``.
     /// - Throws: ``AppStoreClientError``: transport failures, HTTP errors, a malformed reply,
     ///   a retryable status that stayed after every retry, or a routing loop.
-    public func send(_ request: VerifyReceiptRequest, startingWith first: Environment = .production) async throws(AppStoreClientError) -> Exchange {
+    public func send(_ request: VerifyReceiptRequest, startingWith first: AppStoreEnvironment = .production) async throws(AppStoreClientError) -> Exchange {
         guard !request.receiptData.isEmpty else {
             throw AppStoreClientError(.invalidRequest, reason: "the receipt data is empty")
         }
@@ -108,7 +108,7 @@ public struct VerifyReceiptClient: Sendable {
             route.append(.init(environment: asked, status: reply.status))
             logger.debug("verifyReceipt answered", metadata: ["environment": "\(asked)", "status": "\(reply.status)"])
 
-            let next: Environment?
+            let next: AppStoreEnvironment?
             switch (reply.status, asked) {
             case (.sandboxReceiptSentToProduction, .production): next = .sandbox
             case (.productionReceiptSentToSandbox, .sandbox): next = .production
@@ -137,14 +137,14 @@ public struct VerifyReceiptClient: Sendable {
     public func verify(
         _ request: VerifyReceiptRequest,
         expecting expectation: VerifyReceiptExpectation,
-        startingWith first: Environment = .production
+        startingWith first: AppStoreEnvironment = .production
     ) async throws(AppStoreClientError) -> AcceptedVerifyReceiptReply {
         let exchange = try await send(request, startingWith: first)
         return try VerifyReceiptReplyVerifier.check(exchange, expecting: expectation)
     }
 
     /// One POST to one endpoint.
-    private func attempt(url: String, body: [UInt8], environment: Environment, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> VerifyReceiptResponse {
+    private func attempt(url: String, body: [UInt8], environment: AppStoreEnvironment, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> VerifyReceiptResponse {
         let request = TransportRequest(
             method: "POST",
             url: url,

@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// Where verifyReceipt lives, per environment.
 public struct VerifyReceiptEndpoints: Sendable, Hashable {
@@ -28,7 +28,7 @@ public struct VerifyReceiptEndpoints: Sendable, Hashable {
     }
 
     /// The endpoint of `environment`: production or sandbox, nothing else.
-    public func url(for environment: Environment) -> String? {
+    public func url(for environment: AppStoreEnvironment) -> String? {
         switch environment {
         case .production: return production
         case .sandbox: return sandbox

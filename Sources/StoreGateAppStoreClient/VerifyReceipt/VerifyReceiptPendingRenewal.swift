@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One entry of a verifyReceipt reply's `pending_renewal_info`: what an auto-renewable
 /// subscription will do at its next renewal. Unverified; unknown keys are ignored.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The `receipt` object of a verifyReceipt reply: Apple's decoding of the receipt that was sent.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// A verifyReceipt reply that describes the expected purchase: the only form in which
 /// StoreGate treats Apple's answer as evidence.
@@ -15,7 +15,7 @@ public struct AcceptedVerifyReceiptReply: Sendable, Hashable {
     /// What the reply says about the purchase.
     public let outcome: Outcome
     /// The environment of the reply (equal to the endpoint that answered it).
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     /// The bundle id Apple names.
     public let bundleId: String
     /// The reply's entries for the expected transaction (at least one), or every purchase of
@@ -56,7 +56,7 @@ public enum VerifyReceiptReplyVerifier {
     /// Checks one reply given by the endpoint of `answeredBy`.
     public static func check(
         _ reply: VerifyReceiptResponse,
-        answeredBy: Environment,
+        answeredBy: AppStoreEnvironment,
         route: [VerifyReceiptClient.Exchange.Hop] = [],
         expecting expectation: VerifyReceiptExpectation
     ) throws(AppStoreClientError) -> AcceptedVerifyReceiptReply {

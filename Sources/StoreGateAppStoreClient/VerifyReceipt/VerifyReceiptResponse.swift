@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// A verifyReceipt reply, decoded but not yet believed.
 ///
@@ -10,7 +10,7 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
     /// The status Apple answered.
     public var status: VerifyReceiptStatus
     /// `Production` or `Sandbox`, as the reply names it.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// Apple's decoding of the receipt that was sent; absent for most error statuses.
     public var receipt: VerifyReceiptReceipt?
     /// The latest renewal transactions of the customer's subscriptions.
@@ -25,7 +25,7 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
     /// Creates a value from its parts.
     public init(
         status: VerifyReceiptStatus,
-        environment: Environment? = nil,
+        environment: AppStoreEnvironment? = nil,
         receipt: VerifyReceiptReceipt? = nil,
         latestReceiptInfo: [VerifyReceiptTransaction] = [],
         pendingRenewalInfo: [VerifyReceiptPendingRenewal] = [],
@@ -65,7 +65,7 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
             throw DecodingError.keyNotFound(AnyKey("status"), .init(codingPath: c.codingPath, debugDescription: "a verifyReceipt reply always has a status"))
         }
         self.status = VerifyReceiptStatus(rawValue: status)
-        environment = try c.lenientString("environment").map(Environment.init(rawValue:))
+        environment = try c.lenientString("environment").map(AppStoreEnvironment.init(rawValue:))
         receipt = try c.decodeIfPresent(VerifyReceiptReceipt.self, forKey: AnyKey("receipt"))
         latestReceiptInfo = try Self.transactions(c, "latest_receipt_info")
         pendingRenewalInfo = try c.decodeIfPresent([VerifyReceiptPendingRenewal].self, forKey: AnyKey("pending_renewal_info")) ?? []

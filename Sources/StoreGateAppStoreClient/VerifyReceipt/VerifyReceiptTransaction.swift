@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One purchase in a verifyReceipt reply: an entry of `receipt.in_app` or
 /// `latest_receipt_info` (and, for iOS 6-style receipts, the receipt itself).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Everything one account holds at one date: the answer to "what does this customer own
 /// right now?".

@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// What an account holds of one product that is not an auto-renewable subscription:
 /// a non-consumable, a non-renewing subscription, a consumable, or a product of a type the

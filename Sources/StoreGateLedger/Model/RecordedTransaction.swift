@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// What the ledger holds about one transaction: its current state after every observation
 /// (proofs and notifications) it has taken.
@@ -8,7 +8,7 @@ import StoreGateCore
 /// signing date, so any order of delivery ends in the same state.
 public struct RecordedTransaction: Sendable, Hashable, Codable {
     /// The environment the transaction was verified in.
-    public var environment: Environment
+    public var environment: AppStoreEnvironment
     /// Apple's transaction id.
     public var transactionId: String
     /// The transaction id of the first purchase of its family (renewals and restores share it).
@@ -52,7 +52,7 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
     public var isRevoked: Bool { revocationDate != nil }
 
     package init(
-        environment: Environment,
+        environment: AppStoreEnvironment,
         transactionId: String,
         originalTransactionId: String,
         account: AccountID?,
@@ -107,7 +107,7 @@ public struct NotificationSummary: Sendable, Hashable, Codable {
     /// When Apple signed it: the order in which notifications apply.
     public var signedDate: Date
     /// The environment the transaction was verified in.
-    public var environment: Environment
+    public var environment: AppStoreEnvironment
     /// The transaction it carried, if any.
     public var transactionId: String?
     /// The family it concerns, if any.
@@ -118,7 +118,7 @@ public struct NotificationSummary: Sendable, Hashable, Codable {
         notificationType: String,
         subtype: String?,
         signedDate: Date,
-        environment: Environment,
+        environment: AppStoreEnvironment,
         transactionId: String?,
         originalTransactionId: String?
     ) {

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The state of one account's auto-renewable subscription in one subscription group, at a
 /// given date, with the transactions and notifications that decided it.
@@ -30,7 +30,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// The product of the deciding transaction.
     public var productId: String
     /// The environment of the deciding transaction.
-    public var environment: Environment
+    public var environment: AppStoreEnvironment
     /// The family of the deciding transaction.
     public var originalTransactionId: String
     /// The transaction that decided the state.

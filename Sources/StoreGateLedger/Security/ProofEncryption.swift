@@ -1,4 +1,4 @@
-import Crypto
+public import Crypto
 import StoreGateCore
 
 /// Encryption at rest of the raw proofs the ledger stores: AES-256-GCM under named keys.

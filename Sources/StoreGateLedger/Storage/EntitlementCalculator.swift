@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// Everything stored about one account, as loaded by a backend for a query.

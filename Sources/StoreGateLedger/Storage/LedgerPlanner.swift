@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// A proof validated, normalized and sealed for one account, ready to be planned.
 ///
@@ -197,7 +197,7 @@ package struct LedgerPlanner: Sendable {
     }
 
     private func makeProof(
-        _ raw: [UInt8], digest: ProofDigest, kind: ProofKind, environment: Environment, receivedAt: Date
+        _ raw: [UInt8], digest: ProofDigest, kind: ProofKind, environment: AppStoreEnvironment, receivedAt: Date
     ) throws(LedgerError) -> ProofRow {
         let sealed = try configuration.encryption.map { encryption throws(LedgerError) in try encryption.seal(raw, digest: digest) }
         return ProofRow(digest: digest, kind: kind, environment: environment, sealed: sealed, receivedAt: receivedAt.ledgerNormalized)

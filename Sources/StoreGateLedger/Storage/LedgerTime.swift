@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Date {
     /// Milliseconds since 1970, the precision of Apple's dates and of every ledger column.

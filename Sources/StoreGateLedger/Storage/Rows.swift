@@ -1,12 +1,12 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// Identifies a purchase family: every transaction sharing an original transaction id.
 package struct FamilyKey: Hashable, Sendable, Comparable {
-    package var environment: Environment
+    package var environment: AppStoreEnvironment
     package var originalTransactionId: String
 
-    package init(environment: Environment, originalTransactionId: String) {
+    package init(environment: AppStoreEnvironment, originalTransactionId: String) {
         self.environment = environment
         self.originalTransactionId = originalTransactionId
     }
@@ -18,10 +18,10 @@ package struct FamilyKey: Hashable, Sendable, Comparable {
 
 /// Identifies a transaction: idempotency is by (environment, transaction id).
 package struct TransactionKey: Hashable, Sendable, Comparable {
-    package var environment: Environment
+    package var environment: AppStoreEnvironment
     package var transactionId: String
 
-    package init(environment: Environment, transactionId: String) {
+    package init(environment: AppStoreEnvironment, transactionId: String) {
         self.environment = environment
         self.transactionId = transactionId
     }
@@ -126,11 +126,11 @@ package struct NotificationRow: Hashable, Sendable {
 package struct ProofRow: Hashable, Sendable {
     package var digest: ProofDigest
     package var kind: ProofKind
-    package var environment: Environment
+    package var environment: AppStoreEnvironment
     package var sealed: SealedProof?
     package var receivedAt: Date
 
-    package init(digest: ProofDigest, kind: ProofKind, environment: Environment, sealed: SealedProof?, receivedAt: Date) {
+    package init(digest: ProofDigest, kind: ProofKind, environment: AppStoreEnvironment, sealed: SealedProof?, receivedAt: Date) {
         self.digest = digest
         self.kind = kind
         self.environment = environment

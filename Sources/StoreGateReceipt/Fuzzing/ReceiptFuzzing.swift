@@ -1,4 +1,4 @@
-import StoreGateCore
+public import StoreGateCore
 
 /// Entry points for StoreGate's fuzz targets (`Fuzz/`), which reach steps of receipt decoding
 /// that the public API runs only together.

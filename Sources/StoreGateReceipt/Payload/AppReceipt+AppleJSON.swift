@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// An app receipt in the JSON shape of Apple's verifyReceipt reply (`receipt` object).

@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 extension AppReceipt {
     /// Decodes a receipt payload (the encapsulated content of the PKCS#7 SignedData).

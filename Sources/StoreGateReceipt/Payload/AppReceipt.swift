@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The decoded payload of an app receipt, with every field Apple documents.
 ///
@@ -38,8 +38,8 @@ public struct AppReceipt: Hashable, Sendable {
     public var unknownAttributes: [ReceiptAttribute]
 
     /// The environment the receipt claims (its type); ``ValidatedSigner`` decides what is reported.
-    public var claimedEnvironment: Environment {
-        Environment(receiptType: receiptType ?? "")
+    public var claimedEnvironment: AppStoreEnvironment {
+        AppStoreEnvironment(receiptType: receiptType ?? "")
     }
 
     public init(

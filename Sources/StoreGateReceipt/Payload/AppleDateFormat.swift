@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// Apple's verifyReceipt date strings: `2020-07-22 17:39:08 Etc/GMT`, its `_ms` twin, and

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One in-app purchase entry of an app receipt (attribute 17), with every field Apple documents.
 public struct InAppPurchase: Hashable, Sendable {

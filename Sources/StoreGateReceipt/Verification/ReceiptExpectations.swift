@@ -1,10 +1,10 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// Everything the caller expects of a receipt, as one value.
 ///
 /// Only ``bundleId`` is required. The environments default to production and the sandbox
-/// (App Review buys in the sandbox); Xcode receipts need ``Environment/xcode`` here *and*
+/// (App Review buys in the sandbox); Xcode receipts need ``AppStoreEnvironment/xcode`` here *and*
 /// their certificate as an opt-in anchor.
 public struct ReceiptExpectations: Sendable, Hashable {
     /// The app the receipt must be for.
@@ -17,7 +17,7 @@ public struct ReceiptExpectations: Sendable, Hashable {
     /// The device the receipt must have been issued to, if checked.
     public var device: DeviceIdentifier?
     /// The environments accepted; the verdict always reports the one found.
-    public var environments: Set<Environment>
+    public var environments: Set<AppStoreEnvironment>
     /// Refuse a receipt whose expiration date (field 21) has passed.
     public var rejectsExpiredReceipt: Bool
     /// A product the receipt must contain.
@@ -29,7 +29,7 @@ public struct ReceiptExpectations: Sendable, Hashable {
         bundleId: String,
         appVersion: String? = nil,
         device: DeviceIdentifier? = nil,
-        environments: Set<Environment> = Environment.defaultAccepted,
+        environments: Set<AppStoreEnvironment> = AppStoreEnvironment.defaultAccepted,
         rejectsExpiredReceipt: Bool = true,
         productId: String? = nil,
         transactionId: String? = nil

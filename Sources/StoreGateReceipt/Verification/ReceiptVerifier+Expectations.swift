@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 extension ReceiptVerifier {
     /// Every expectation's result, and the first failure among them.
@@ -17,7 +17,7 @@ extension ReceiptVerifier {
     }
 
     /// Checks a decoded, signature- and chain-verified receipt against the expectations.
-    func checkExpectations(_ receipt: AppReceipt, environment: Environment, _ expectations: ReceiptExpectations) -> ExpectationOutcome {
+    func checkExpectations(_ receipt: AppReceipt, environment: AppStoreEnvironment, _ expectations: ReceiptExpectations) -> ExpectationOutcome {
         var outcome = ExpectationOutcome()
         let accepted = expectations.environments.map(\.rawValue).sorted().joined(separator: ", ")
         outcome.record(
@@ -114,7 +114,7 @@ public struct ReceiptVerificationReport: Sendable {
     /// The decoded receipt, when the signature and chain held.
     public let receipt: AppReceipt?
     /// The environment reported, when the chain held.
-    public let environment: Environment?
+    public let environment: AppStoreEnvironment?
     /// The validated chain, when it held.
     public let signer: ValidatedSigner?
     public let digestAlgorithm: ReceiptDigestAlgorithm?

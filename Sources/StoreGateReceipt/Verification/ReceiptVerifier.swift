@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 import SwiftASN1
 import X509
 import _CryptoExtras
@@ -102,7 +102,7 @@ public struct ReceiptVerifier: Sendable {
     /// What the signature and chain steps establish.
     struct SignedReceipt {
         let receipt: AppReceipt
-        let environment: Environment
+        let environment: AppStoreEnvironment
         let signer: ValidatedSigner
         let digestAlgorithm: ReceiptDigestAlgorithm
         let signatureAlgorithm: ReceiptSignatureAlgorithm

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// An app receipt whose signature, chain and expectations StoreGate checked.
 ///
@@ -9,7 +9,7 @@ public struct VerifiedReceipt: Sendable {
     public let receipt: AppReceipt
     /// The environment reported: the receipt's own under an Apple root; `Xcode` or `Test`
     /// under an opt-in anchor.
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     /// The validated signer and chain.
     public let signer: ValidatedSigner
     public let digestAlgorithm: ReceiptDigestAlgorithm
@@ -61,7 +61,7 @@ public struct VerifiedReceipt: Sendable {
 
     init(
         receipt: AppReceipt,
-        environment: Environment,
+        environment: AppStoreEnvironment,
         signer: ValidatedSigner,
         digestAlgorithm: ReceiptDigestAlgorithm,
         signatureAlgorithm: ReceiptSignatureAlgorithm,

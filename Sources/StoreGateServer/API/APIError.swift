@@ -1,6 +1,6 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
+public import HTTPTypes
+public import Hummingbird
 
 /// An error reply: an HTTP status and a JSON body with a stable `code` and a `message`.
 ///

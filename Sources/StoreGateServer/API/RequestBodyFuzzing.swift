@@ -1,5 +1,5 @@
 import NIOCore
-import StoreGateCore
+public import StoreGateCore
 import StoreGateReceipt
 
 /// Entry point for StoreGate's fuzz targets (`Fuzz/`): the service's reading of request

@@ -1,5 +1,6 @@
 import NIOCore
 import StoreGateCore
+import HTTPTypes
 
 /// A request body the service reads: a JSON object, with every refusal naming the member.
 protocol JSONRequestBody {

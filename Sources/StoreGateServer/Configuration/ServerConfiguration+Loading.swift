@@ -37,9 +37,9 @@ extension ServerConfiguration {
             bundleIds: reader.value(.bundleIds), versions: reader.value(.appVersions), appleIds: reader.value(.appAppleIds)
         )
         if let list = reader.value(.environments) {
-            var environments: Set<Environment> = []
+            var environments: Set<AppStoreEnvironment> = []
             for name in Self.list(list) {
-                guard let environment = Environment(name: name) else {
+                guard let environment = AppStoreEnvironment(name: name) else {
                     throw ConfigurationError(Setting.environments.rawValue, "unknown environment '\(name)' (production, sandbox, xcode, localtesting, test)")
                 }
                 environments.insert(environment)

@@ -1,9 +1,9 @@
 import Foundation
-import Logging
-import StoreGateAppStoreClient
-import StoreGateCore
-import StoreGateLedger
-import StoreGateLedgerSQLite
+public import Logging
+public import StoreGateAppStoreClient
+public import StoreGateCore
+public import StoreGateLedger
+public import StoreGateLedgerSQLite
 
 /// Everything `storegate serve` is configured with.
 ///
@@ -66,7 +66,7 @@ public struct ServerConfiguration: Sendable {
     /// The apps whose proofs are accepted. Empty: every proof is refused.
     public var apps: [App] = []
     /// The environments accepted (default production and sandbox).
-    public var environments: Set<Environment> = Environment.defaultAccepted
+    public var environments: Set<AppStoreEnvironment> = AppStoreEnvironment.defaultAccepted
     /// The trust directory the ``trustStore`` was loaded from, if any.
     public var trustDirectory: String?
     /// Apple roots and opt-in anchors (Apple's pinned roots only, by default).

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// Requires a bearer API key with one permission: 401 without a key or with an unknown one,
 /// 403 for a known key that lacks the permission.

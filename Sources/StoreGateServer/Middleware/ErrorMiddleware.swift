@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import Foundation
 
 /// Turns every failure into the service's JSON error shape: an ``APIError`` becomes its reply,
 /// Hummingbird's own errors (404 and the like) get a `code` and a `message`, an oversized body

@@ -3,6 +3,7 @@ import Hummingbird
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSignedData
+import Logging
 
 /// The body Apple posts to the notifications URL: `{"signedPayload": "…"}`.
 ///

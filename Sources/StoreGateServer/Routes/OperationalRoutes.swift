@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import StoreGateCore
 import StoreGateLedger
+import Logging
 
 /// `GET /readyz` (`ReadyReply`).
 struct ReadyReply: JSONWritable {

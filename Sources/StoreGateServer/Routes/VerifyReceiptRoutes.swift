@@ -44,7 +44,7 @@ struct LegacyVerifyReceiptReply: JSONWritable {
 extension Endpoints {
     /// Every environment a receipt can report; the drop-in accepts them all at verification
     /// and maps the ones not configured to Apple's 21007/21008.
-    private static let everyEnvironment: Set<StoreGateCore.Environment> = [.production, .sandbox, .xcode, .localTesting, .test]
+    private static let everyEnvironment: Set<AppStoreEnvironment> = [.production, .sandbox, .xcode, .localTesting, .test]
 
     /// `POST /verifyReceipt`: Apple's legacy endpoint, answered offline from the receipt.
     ///

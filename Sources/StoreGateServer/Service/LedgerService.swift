@@ -1,6 +1,6 @@
-import Logging
+public import Logging
 import ServiceLifecycle
-import StoreGateLedger
+public import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 

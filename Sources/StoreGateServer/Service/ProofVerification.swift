@@ -2,6 +2,7 @@ import Foundation
 import StoreGateCore
 import StoreGateReceipt
 import StoreGateSignedData
+import HTTPTypes
 
 /// The service's verifiers, built once from the configuration and shared by every request:
 /// one chain verifier (one chain cache), one receipt verifier, one signed-data verifier per
@@ -21,7 +22,7 @@ struct ProofVerification: Sendable {
         var transactionId: String?
         /// Overrides the configured environments (the `/verifyReceipt` drop-in maps a
         /// refused environment to Apple's own status codes).
-        var environments: Set<Environment>?
+        var environments: Set<AppStoreEnvironment>?
         /// Refuse a receipt whose own expiration date passed (Apple's verifyReceipt does not).
         var rejectsExpiredReceipt = true
     }
@@ -29,7 +30,7 @@ struct ProofVerification: Sendable {
     let chainVerifier: CertificateChainVerifier
     let receiptVerifier: ReceiptVerifier
     let apps: [ServerConfiguration.App]
-    let environments: Set<Environment>
+    let environments: Set<AppStoreEnvironment>
     private let signedData: [String: SignedDataVerifier]
 
     init(configuration: ServerConfiguration, now: @escaping @Sendable () -> Date) {

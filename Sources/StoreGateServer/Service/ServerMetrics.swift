@@ -1,7 +1,7 @@
 import CoreMetrics
 import Foundation
 import Metrics
-import Prometheus
+public import Prometheus
 import Synchronization
 
 /// The service's Prometheus metrics, served at `GET /metrics`.

@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// A JWS in compact serialization (RFC 7515 §7.1), split and decoded but not verified:
 ///

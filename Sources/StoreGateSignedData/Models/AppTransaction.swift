@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The payload of a StoreKit 2 signed app transaction (`AppTransaction`): proof that the
 /// customer got the app from the App Store, with Apple's field names.
@@ -9,7 +9,7 @@ import StoreGateCore
 /// `originalPurchaseDate`). Unknown members are ignored; duplicates refused.
 public struct AppTransaction: Sendable, Hashable, Encodable {
     /// The server environment that signed the app transaction.
-    public var receiptType: Environment?
+    public var receiptType: AppStoreEnvironment?
     /// The App Store's identifier of the app (absent in the sandbox).
     public var appAppleId: Int64?
     /// The app's bundle identifier.

@@ -1,11 +1,11 @@
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// One of Apple's enumerations (`offerType`, `notificationType`, …), carried by its raw value.
 ///
 /// Apple adds values over the years; a value StoreGate does not know is kept as it came, never
 /// dropped and never fatal. Every conforming type is a struct with static constants for the
-/// documented values, like ``StoreGateCore/Environment``.
+/// documented values, like ``StoreGateCore/AppStoreEnvironment``.
 public protocol AppleEnumeration: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible
 where RawValue: Hashable & Sendable & Codable & CustomStringConvertible {}
 
@@ -29,7 +29,7 @@ extension AppleEnumeration {
     public var description: String { rawValue.description }
 }
 
-extension Environment: AppleEnumeration {}
+extension AppStoreEnvironment: AppleEnumeration {}
 extension ProductType: AppleEnumeration {}
 
 // MARK: - Reading members into models

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreGateCore
 
 /// The `externalPurchaseToken` of an `EXTERNAL_PURCHASE_TOKEN` notification.

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The payload of a StoreKit 2 signed renewal info (`JWSRenewalInfoDecodedPayload`), with
 /// Apple's field names: the renewal state of one auto-renewable subscription.
@@ -31,7 +31,7 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
     /// When the App Store signed this payload.
     public var signedDate: Date?
     /// The server environment.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// The earliest start date of the latest uninterrupted run of the subscription.
     public var recentSubscriptionStartDate: Date?
     /// When the subscription renews.

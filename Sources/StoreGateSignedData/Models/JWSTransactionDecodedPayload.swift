@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The payload of a StoreKit 2 signed transaction (`JWSTransactionDecodedPayload`), with
 /// Apple's field names.
@@ -47,7 +47,7 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
     /// The identifier of the offer code or promotional offer.
     public var offerIdentifier: String?
     /// The server environment: `Production`, `Sandbox`, `Xcode`, `LocalTesting`.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// The three-letter code of the storefront's country or region.
     public var storefront: String?
     /// Apple's identifier of the storefront.

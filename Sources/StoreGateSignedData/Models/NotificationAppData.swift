@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// The `appData` of an app-level notification (Apple's `AppData`), with the signed app
 /// transaction it is about.
@@ -9,7 +9,7 @@ public struct NotificationAppData: Sendable, Hashable, Encodable {
     /// The app's bundle identifier.
     public var bundleId: String?
     /// The server environment.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// The app transaction, as a signed JWS.
     public var signedAppTransactionInfo: String?
 

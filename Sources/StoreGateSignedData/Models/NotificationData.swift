@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// The `data` of an App Store Server Notification V2 (Apple's `Data`): the app, the
 /// environment and the signed transaction and renewal info the notification is about.
@@ -8,7 +8,7 @@ import StoreGateCore
 /// ``SignedDataVerifier`` verifies them.
 public struct NotificationData: Sendable, Hashable, Encodable {
     /// The server environment the notification applies to.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// The App Store's identifier of the app (absent in the sandbox).
     public var appAppleId: Int64?
     /// The app's bundle identifier.

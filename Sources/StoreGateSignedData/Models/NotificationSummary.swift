@@ -1,11 +1,11 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// The `summary` of a `RENEWAL_EXTENSION` notification with subtype `SUMMARY` (Apple's
 /// `Summary`): the outcome of a mass renewal-date extension.
 public struct NotificationSummary: Sendable, Hashable, Encodable {
     /// The server environment.
-    public var environment: Environment?
+    public var environment: AppStoreEnvironment?
     /// The App Store's identifier of the app.
     public var appAppleId: Int64?
     /// The app's bundle identifier.

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// The payload of an App Store Server Notification V2 `signedPayload`
 /// (`ResponseBodyV2DecodedPayload`), with Apple's field names.
@@ -68,7 +68,7 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
 
     /// The app and environment the notification names, from whichever of ``data``,
     /// ``summary``, ``externalPurchaseToken`` or ``appData`` it carries (in that order).
-    public var subject: (bundleId: String?, appAppleId: Int64?, environment: Environment?) {
+    public var subject: (bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment?) {
         if let data {
             return (data.bundleId, data.appAppleId, data.environment)
         }

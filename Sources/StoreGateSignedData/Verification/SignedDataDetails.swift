@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// How one JWS was verified: what the report of `storegate verify` prints.
 public struct SignedDataDetails: Sendable, Hashable {
@@ -21,10 +21,10 @@ public struct SignedDataDetails: Sendable, Hashable {
     /// The protected header.
     public let header: JWSHeader
     /// The environment the payload claims.
-    public let claimedEnvironment: Environment
+    public let claimedEnvironment: AppStoreEnvironment
     /// The environment StoreGate reports: the claim for Apple-anchored data, `Xcode` or `Test`
     /// for data anchored by an opt-in anchor.
-    public let environment: Environment
+    public let environment: AppStoreEnvironment
     /// When the payload says it was signed, if it says.
     public let signingTime: Date
     /// Where ``signingTime`` came from.

@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// What the caller expects of a StoreKit 2 signed payload, as one value.
 ///
@@ -20,8 +20,8 @@ import StoreGateCore
 public struct SignedDataExpectations: Sendable, Hashable {
     /// The app's bundle identifier, compared exactly.
     public var bundleId: String
-    /// The environments accepted; ``StoreGateCore/Environment/defaultAccepted`` by default.
-    public var environments: Set<Environment>
+    /// The environments accepted; ``StoreGateCore/AppStoreEnvironment/defaultAccepted`` by default.
+    public var environments: Set<AppStoreEnvironment>
     /// The app's App Store identifier (`appAppleId`); required for production notifications
     /// and app transactions.
     public var appAppleId: Int64?
@@ -43,7 +43,7 @@ public struct SignedDataExpectations: Sendable, Hashable {
     ///   - transactionId: The transaction the proof must be.
     public init(
         bundleId: String,
-        environments: Set<Environment> = Environment.defaultAccepted,
+        environments: Set<AppStoreEnvironment> = AppStoreEnvironment.defaultAccepted,
         appAppleId: Int64? = nil,
         maxAge: TimeInterval? = nil,
         productId: String? = nil,

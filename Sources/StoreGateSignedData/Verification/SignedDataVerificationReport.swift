@@ -1,5 +1,6 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
+import X509
 
 /// Every step of verifying one JWS, with what each step checked: what `storegate verify`
 /// prints, and the JWS counterpart of receipts' report.

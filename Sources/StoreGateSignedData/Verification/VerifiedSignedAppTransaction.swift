@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// A signed app transaction whose chain, signature and expectations ``SignedDataVerifier`` checked.
 public struct VerifiedSignedAppTransaction: Sendable {
@@ -13,7 +13,7 @@ public struct VerifiedSignedAppTransaction: Sendable {
     public let bundleId: String
 
     /// The environment StoreGate reports for it.
-    public var environment: Environment { details.environment }
+    public var environment: AppStoreEnvironment { details.environment }
 
     init(payload: AppTransaction, details: SignedDataDetails, bundleId: String, rawJWS: [UInt8]) {
         self.payload = payload

@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// An App Store Server Notification V2 whose chain, signature and expectations
 /// ``SignedDataVerifier`` checked, together with its nested signed data, each verified on its
@@ -22,7 +22,7 @@ public struct VerifiedSignedNotification: Sendable {
     public let rawJWS: [UInt8]
 
     /// The environment StoreGate reports for it.
-    public var environment: Environment { details.environment }
+    public var environment: AppStoreEnvironment { details.environment }
 
     init(
         payload: ResponseBodyV2DecodedPayload,

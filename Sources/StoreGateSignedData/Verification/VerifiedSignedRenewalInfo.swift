@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// A signed renewal info whose chain, signature and expectations ``SignedDataVerifier`` checked.
 public struct VerifiedSignedRenewalInfo: Sendable {
@@ -13,7 +13,7 @@ public struct VerifiedSignedRenewalInfo: Sendable {
     public let rawJWS: [UInt8]
 
     /// The environment StoreGate reports for it.
-    public var environment: Environment { details.environment }
+    public var environment: AppStoreEnvironment { details.environment }
 
     init(payload: JWSRenewalInfoDecodedPayload, details: SignedDataDetails, fields: Fields, rawJWS: [UInt8]) {
         self.payload = payload
@@ -42,7 +42,7 @@ public struct VerifiedSignedRenewalInfo: Sendable {
             signedDate = try required(payload.signedDate, "signedDate")
         }
 
-        func renewalInfo(_ payload: JWSRenewalInfoDecodedPayload, environment: Environment) -> VerifiedRenewalInfo {
+        func renewalInfo(_ payload: JWSRenewalInfoDecodedPayload, environment: AppStoreEnvironment) -> VerifiedRenewalInfo {
             VerifiedRenewalInfo(
                 environment: environment,
                 originalTransactionId: originalTransactionId,

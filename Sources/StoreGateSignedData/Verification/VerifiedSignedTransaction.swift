@@ -1,5 +1,5 @@
 import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// A signed transaction whose chain, signature and expectations ``SignedDataVerifier`` checked,
 /// with the renewal info sent beside it when there was one.
@@ -20,7 +20,7 @@ public struct VerifiedSignedTransaction: Sendable {
     public let rawJWS: [UInt8]
 
     /// The environment StoreGate reports for it.
-    public var environment: Environment { details.environment }
+    public var environment: AppStoreEnvironment { details.environment }
 
     /// The whole proof in the ledger's shape: the transaction and its renewal info, kind
     /// ``StoreGateCore/ProofKind/signedTransaction``.
@@ -89,7 +89,7 @@ public struct VerifiedSignedTransaction: Sendable {
             signedDate = try required(payload.signedDate, "signedDate")
         }
 
-        func transaction(_ payload: JWSTransactionDecodedPayload, environment: Environment) -> VerifiedTransaction {
+        func transaction(_ payload: JWSTransactionDecodedPayload, environment: AppStoreEnvironment) -> VerifiedTransaction {
             VerifiedTransaction(
                 environment: environment,
                 bundleId: bundleId,

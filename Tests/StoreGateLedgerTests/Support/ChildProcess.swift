@@ -67,24 +67,25 @@ struct ChildProcess {
     }
 }
 
-/// The `storegate` executable built alongside these tests.
+/// The `storegate-dev` executable built alongside these tests (its `ledger-stress` helper).
 enum StoreGateBinary {
-    /// `STOREGATE_BINARY`, else `storegate` next to the test bundle (SwiftPM builds every
-    /// product before running tests, in the same configuration).
+    /// `STOREGATE_DEV_BINARY`, else `storegate-dev` next to the test bundle (SwiftPM builds the
+    /// executables the tests depend on, in the same configuration).
     static func locate() throws -> URL {
-        if let configured = ProcessInfo.processInfo.environment["STOREGATE_BINARY"] {
+        if let configured = ProcessInfo.processInfo.environment["STOREGATE_DEV_BINARY"] {
             return URL(fileURLWithPath: configured)
         }
+        let name = "storegate-dev"
         var candidates: [URL] = []
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("storegate"))
+        candidates.append(runner.deletingLastPathComponent().appendingPathComponent(name))
         if let executable = Bundle.main.executableURL {
-            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("storegate"))
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent(name))
         }
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("storegate"))
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
         if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) {
             return found
         }
-        throw ChildProcess.Failure(description: "no storegate executable next to the tests (looked at \(candidates.map(\.path))); run `swift build --product storegate` in the same configuration or set STOREGATE_BINARY")
+        throw ChildProcess.Failure(description: "no \(name) executable next to the tests (looked at \(candidates.map(\.path))); run `swift build --product \(name)` in the same configuration or set STOREGATE_DEV_BINARY")
     }
 }

@@ -23,7 +23,7 @@ enum Purchases {
         upgraded: Bool = false,
         group: String? = nil,
         token: UUID? = nil,
-        environment: Environment = .production,
+        environment: AppStoreEnvironment = .production,
         signed: Date? = nil,
         source: ProofKind = .signedTransaction
     ) -> VerifiedTransaction {
@@ -49,7 +49,7 @@ enum Purchases {
         )
     }
 
-    static func consumable(_ id: String, product: String = "coins", quantity: Int = 1, at date: Date = t0, revoked: Date? = nil, signed: Date? = nil, environment: Environment = .production) -> VerifiedTransaction {
+    static func consumable(_ id: String, product: String = "coins", quantity: Int = 1, at date: Date = t0, revoked: Date? = nil, signed: Date? = nil, environment: AppStoreEnvironment = .production) -> VerifiedTransaction {
         transaction(id, product: product, type: .consumable, quantity: quantity, purchased: date, revoked: revoked, environment: environment, signed: signed)
     }
 
@@ -69,7 +69,7 @@ enum Purchases {
     }
 
     static func proof(
-        _ transactions: [VerifiedTransaction], kind: ProofKind = .signedTransaction, environment: Environment = .production,
+        _ transactions: [VerifiedTransaction], kind: ProofKind = .signedTransaction, environment: AppStoreEnvironment = .production,
         renewal: VerifiedRenewalInfo? = nil, signed: Date? = nil, raw: [UInt8]? = nil
     ) -> VerifiedProof {
         let signedDate = signed ?? transactions.map(\.signedDate).max() ?? t0
@@ -90,7 +90,7 @@ enum Purchases {
 
     static func renewal(
         original: String, product: String = "pro.monthly", autoRenewProduct: String? = nil, willRenew: Bool = true,
-        billingRetry: Bool = false, grace: Date? = nil, signed: Date, environment: Environment = .production
+        billingRetry: Bool = false, grace: Date? = nil, signed: Date, environment: AppStoreEnvironment = .production
     ) -> VerifiedRenewalInfo {
         VerifiedRenewalInfo(
             environment: environment,
@@ -108,7 +108,7 @@ enum Purchases {
 
     static func notification(
         _ uuid: String, type: String, subtype: String? = nil, signed: Date,
-        transaction: VerifiedTransaction? = nil, renewal: VerifiedRenewalInfo? = nil, environment: Environment = .production
+        transaction: VerifiedTransaction? = nil, renewal: VerifiedRenewalInfo? = nil, environment: AppStoreEnvironment = .production
     ) -> VerifiedNotification {
         VerifiedNotification(
             notificationUUID: uuid,

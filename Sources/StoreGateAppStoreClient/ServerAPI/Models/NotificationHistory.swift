@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// What Get Notification History returns: which notifications, in which time span.
 public struct NotificationHistoryQuery: Sendable, Hashable {

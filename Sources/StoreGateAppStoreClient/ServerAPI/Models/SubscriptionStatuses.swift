@@ -1,10 +1,10 @@
-import StoreGateCore
-import StoreGateSignedData
+public import StoreGateCore
+public import StoreGateSignedData
 
 /// Get All Subscription Statuses, every signed payload verified.
-public struct SubscriptionStatuses: Sendable, Hashable, Codable {
+public struct SubscriptionStatuses: Sendable, Hashable, Encodable {
     /// One subscription group.
-    public struct Group: Sendable, Hashable, Codable {
+    public struct Group: Sendable, Hashable, Encodable {
         /// The subscription group.
         public let subscriptionGroupIdentifier: String?
         /// The latest transaction of each subscription in the group.
@@ -12,7 +12,7 @@ public struct SubscriptionStatuses: Sendable, Hashable, Codable {
     }
 
     /// The latest transaction of one subscription, with its renewal state.
-    public struct LastTransaction: Sendable, Hashable, Codable {
+    public struct LastTransaction: Sendable, Hashable, Encodable {
         /// The status Apple reports.
         public let status: SubscriptionStatus?
         /// The original transaction id.
@@ -24,7 +24,7 @@ public struct SubscriptionStatuses: Sendable, Hashable, Codable {
     }
 
     /// The environment Apple names.
-    public let environment: Environment?
+    public let environment: AppStoreEnvironment?
     /// The bundle id Apple names.
     public let bundleId: String?
     /// The app's App Store identifier.
@@ -34,7 +34,7 @@ public struct SubscriptionStatuses: Sendable, Hashable, Codable {
 }
 
 /// Look Up Order ID, every transaction verified.
-public struct OrderLookup: Sendable, Hashable, Codable {
+public struct OrderLookup: Sendable, Hashable, Encodable {
     /// 0 the order id is valid, 1 it is not.
     public let status: Int
     /// Whether Apple knows the order.

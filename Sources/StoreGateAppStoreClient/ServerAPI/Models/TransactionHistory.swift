@@ -1,5 +1,5 @@
-import Foundation
-import StoreGateCore
+public import Foundation
+public import StoreGateCore
 
 /// Filters and order for Get Transaction History (v2).
 public struct TransactionHistoryQuery: Sendable, Hashable {
@@ -64,7 +64,7 @@ public struct TransactionHistoryQuery: Sendable, Hashable {
 }
 
 /// One page of Get Transaction History or Get Refund History, every transaction verified.
-public struct TransactionPage: Sendable, Hashable, Codable {
+public struct TransactionPage: Sendable, Hashable, Encodable {
     /// The verified transactions of this page.
     public let transactions: [VerifiedTransaction]
     /// The token for the next page (`revision`).
@@ -76,5 +76,5 @@ public struct TransactionPage: Sendable, Hashable, Codable {
     /// The app's App Store identifier.
     public let appAppleId: Int64?
     /// The environment Apple names.
-    public let environment: Environment?
+    public let environment: AppStoreEnvironment?
 }

@@ -3,7 +3,7 @@ import StoreGateCore
 import StoreGateSignedData
 import StoreGateTestSupport
 
-/// `storegate bench jws`: verification of real Apple-signed JWS (a signed transaction, and a
+/// `storegate-dev bench jws`: verification of real Apple-signed JWS (a signed transaction, and a
 /// notification with its nested transaction and renewal info), cold (empty chain cache) and
 /// warm, next to Apple's Python `SignedDataVerifier` (offline) on the same JWS in the same run.
 enum SignedDataBenchmark {

@@ -7,7 +7,7 @@
 /// ``production`` or ``sandbox``: it is ``xcode`` or ``test``.
 ///
 /// Unknown values are kept as their raw string, never dropped.
-public struct Environment: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+public struct AppStoreEnvironment: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init(rawValue: String) {
@@ -15,19 +15,19 @@ public struct Environment: RawRepresentable, Hashable, Sendable, Codable, Custom
     }
 
     /// Real purchases, signed by Apple's production systems.
-    public static let production = Environment(rawValue: "Production")
+    public static let production = AppStoreEnvironment(rawValue: "Production")
     /// Apple's sandbox: TestFlight, App Review and sandbox testers.
-    public static let sandbox = Environment(rawValue: "Sandbox")
+    public static let sandbox = AppStoreEnvironment(rawValue: "Sandbox")
     /// StoreKit Testing in Xcode; only ever verified against an opt-in anchor.
-    public static let xcode = Environment(rawValue: "Xcode")
+    public static let xcode = AppStoreEnvironment(rawValue: "Xcode")
     /// Apple's local testing environment (StoreKit 2 `LocalTesting`).
-    public static let localTesting = Environment(rawValue: "LocalTesting")
+    public static let localTesting = AppStoreEnvironment(rawValue: "LocalTesting")
     /// A proof verified by an opt-in test anchor (for example StoreGate's own test CA).
-    public static let test = Environment(rawValue: "Test")
+    public static let test = AppStoreEnvironment(rawValue: "Test")
 
     /// The environments a verifier accepts unless told otherwise: production and the
     /// sandbox (App Review buys in the sandbox).
-    public static let defaultAccepted: Set<Environment> = [.production, .sandbox]
+    public static let defaultAccepted: Set<AppStoreEnvironment> = [.production, .sandbox]
 
     /// Maps an app receipt's type (field 0) onto an environment.
     ///
@@ -38,7 +38,7 @@ public struct Environment: RawRepresentable, Hashable, Sendable, Codable, Custom
         case "Production", "ProductionVPP": self = .production
         case "ProductionSandbox", "ProductionVPPSandbox", "Sandbox": self = .sandbox
         case "Xcode": self = .xcode
-        default: self = Environment(rawValue: receiptType)
+        default: self = AppStoreEnvironment(rawValue: receiptType)
         }
     }
 

@@ -4,9 +4,10 @@ import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateReceipt
 import StoreGateTestSupport
+import Crypto
 
-/// `storegate appstore stand-in`: run StoreGate's local stand-in for Apple, to try
-/// `appstore …` and `verify --remote` without Apple's network. Hidden: a development tool.
+/// `storegate-dev stand-in`: run StoreGate's local stand-in for Apple, to try
+/// `storegate appstore …` and `verify --remote` without Apple's network.
 struct AppStoreStandInCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stand-in",
@@ -16,8 +17,7 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
             that point `storegate appstore` and `storegate verify --remote` at it, and writes its \
             test certificate authority into --trust-dir-out (pass that directory as --trust-dir: \
             payloads it signs report the Test environment, never Production).
-            """,
-        shouldDisplay: false
+            """
     )
 
     @Option(help: "The port on 127.0.0.1 (0: any free port).")
@@ -50,9 +50,11 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
 
         var known: [(base64: String, reply: VerifyReceiptResponse)] = []
         for path in receipts {
-            guard case .receipt(let der) = try ProofInput.read(path: path) else {
-                throw CLIError("\(path): not an app receipt")
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw CLIError("\(path): cannot be read")
             }
+            // DER as it is, or the base64 text an app sends.
+            let der = contents.first == 0x30 ? Array(contents) : try UnverifiedReceipt.der(base64: String(decoding: contents, as: UTF8.self))
             known.append((Base64.encode(der), try Self.reply(for: der)))
         }
         let registered = known
@@ -93,7 +95,7 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
             bundleId: bundleId, transactionId: "2000000000000099", originalTransactionId: "2000000000000099",
             productId: "com.example.storegate.coins", type: "Consumable", quantity: 3
         ))
-        for environment in [Environment.production, .sandbox] {
+        for environment in [AppStoreEnvironment.production, .sandbox] {
             standIn.updateServerAPIData(environment, bundleId: bundleId) { data in
                 for (id, jws) in zip(ids, signed) { data.transactions[id] = jws }
                 data.transactions["2000000000000099"] = coins

@@ -4,8 +4,9 @@ import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 import StoreGateTestSupport
+import Crypto
 
-/// `storegate bench ledger`: recorded transactions per second and entitlement queries per
+/// `storegate-dev bench ledger`: recorded transactions per second and entitlement queries per
 /// second, with p50/p99 latency, on SQLite and on PostgreSQL.
 ///
 /// The workload: one verified proof per transaction (a 2 KiB raw proof, sealed with AES-GCM),

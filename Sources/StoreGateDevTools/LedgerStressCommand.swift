@@ -5,7 +5,7 @@ import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 
-/// `storegate ledger-stress` (hidden): drives a ledger from a separate process for the
+/// `storegate-dev ledger-stress` (hidden): drives a ledger from a separate process for the
 /// ledger's crash and multi-process tests.
 ///
 /// - `record`: records `--count` consumable purchases one by one and prints `ack <id>` (flushed)

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `storegate bench [SUITE…]`: measure StoreGate on this machine (use a release build).
+/// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

@@ -3,20 +3,7 @@ import Foundation
 import StoreGateCore
 import StoreGateTestSupport
 
-/// `storegate dev …`: test data for trying the service, its load test and its API fuzzing.
-/// Hidden: everything it mints is signed by a fresh test certificate authority, which the
-/// service trusts only when its root is put in the trust directory *and* the `test`
-/// environment is accepted.
-struct DevCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "dev",
-        abstract: "Mint test proofs for trying `storegate serve` (development only).",
-        shouldDisplay: false,
-        subcommands: [DevDemoCommand.self, DevMintReceiptsCommand.self]
-    )
-}
-
-/// The demo data's names, shared by `dev demo` and the README's tour.
+/// The demo data's names, shared by `storegate-dev demo` and the README's tour.
 enum DemoData {
     static let bundleId = "com.example.storegate"
     static let coins = "com.example.storegate.coins"
@@ -40,7 +27,11 @@ enum DemoData {
     }
 }
 
-/// `storegate dev demo --out DIR`: a trust directory, a product catalog and ready-to-post
+/// Everything these commands mint is signed by a fresh test certificate authority, which the
+/// service trusts only when its root is put in the trust directory *and* the `test`
+/// environment is accepted.
+///
+/// `storegate-dev demo --out DIR`: a trust directory, a product catalog and ready-to-post
 /// request bodies for the README's five-minute tour.
 struct DevDemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -113,7 +104,7 @@ struct DevDemoCommand: AsyncParsableCommand {
     }
 }
 
-/// `storegate dev mint-receipts`: many distinct receipts (one consumable purchase each, its own
+/// `storegate-dev mint-receipts`: many distinct receipts (one consumable purchase each, its own
 /// transaction id) for the load test, one base64 receipt per line.
 struct DevMintReceiptsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

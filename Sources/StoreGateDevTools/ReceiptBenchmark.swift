@@ -3,7 +3,7 @@ import StoreGateCore
 import StoreGateReceipt
 import StoreGateTestSupport
 
-/// `storegate bench receipt`: verification of real fixture receipts, cold and warm.
+/// `storegate-dev bench receipt`: verification of real fixture receipts, cold and warm.
 enum ReceiptBenchmark {
     struct Case {
         let name: String
