@@ -13,10 +13,12 @@ func storeGate(_ module: String) -> Target.Dependency {
 let settings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 /// One fuzz target: an executable whose `main` hands its body to libFuzzer.
-func fuzzer(_ name: String, _ modules: [String], crypto: Bool = false) -> Target {
+func fuzzer(_ name: String, _ modules: [String], crypto: Bool = false, logging: Bool = false) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["FuzzSupport"] + modules.map(storeGate) + (crypto ? [.product(name: "Crypto", package: "swift-crypto")] : []),
+        dependencies: ["FuzzSupport"] + modules.map(storeGate)
+            + (crypto ? [.product(name: "Crypto", package: "swift-crypto")] : [])
+            + (logging ? [.product(name: "Logging", package: "swift-log")] : []),
         swiftSettings: settings
     )
 }
@@ -28,6 +30,8 @@ let package = Package(
         .package(name: "StoreGate", path: ".."),
         // The same range as StoreGate's: keys for the stored-proof and Server API targets.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        // The App Store clients take the caller's logger (a silent one here).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .target(name: "CLibFuzzer"),
@@ -39,8 +43,8 @@ let package = Package(
         fuzzer("fuzz-jws-structure", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-jws-verify", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-request-json", ["StoreGateServer"]),
-        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateAppStoreClient"]),
-        fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true),
+        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateAppStoreClient"], logging: true),
+        fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
 

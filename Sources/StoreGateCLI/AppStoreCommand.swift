@@ -125,7 +125,7 @@ enum AppStoreCLI {
 
     /// Builds a client from the environment and options, runs `body`, prints what it returns.
     static func call(_ options: AppStoreCommand.Options, _ body: (AppStoreServerAPIClient) async throws -> String) async throws {
-        let transport = AsyncHTTPClientTransport()
+        let transport = AsyncHTTPClientTransport(logger: Output.logger)
         let outcome: Result<String, any Error>
         do {
             let client = try makeClient(options, transport: transport)
@@ -211,7 +211,8 @@ enum AppStoreCLI {
             endpoints: options.appleEndpoint.map(AppStoreServerAPIEndpoints.init(standIn:)) ?? .apple,
             transport: transport,
             verifier: SignedDataPayloadVerifier(verifier),
-            retryPolicy: policy
+            retryPolicy: policy,
+            logger: Output.logger
         )
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StoreGateCore
 
 /// Printing helpers: JSON to standard output, one-line errors to standard error.
@@ -21,6 +22,14 @@ enum Output {
         }
         return "\(mark)  \(step.step.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))\(step.detail)"
     }
+
+    /// The commands' logger for the libraries they call: warnings and worse, on standard error
+    /// (standard output carries reports and JSON).
+    static let logger: Logger = {
+        var logger = Logger(label: "storegate", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .warning
+        return logger
+    }()
 
     /// Writes one line to standard error.
     static func error(_ message: String) {

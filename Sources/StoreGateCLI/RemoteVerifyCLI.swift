@@ -66,8 +66,10 @@ enum RemoteVerifyCLI {
             expectation = .wholeReceipt(bundleId: options.bundleId, environments: options.environments)
         }
 
-        let transport = AsyncHTTPClientTransport()
-        let client = VerifyReceiptClient(transport: transport, endpoints: appleEndpoint.map(VerifyReceiptEndpoints.init(standIn:)) ?? .apple)
+        let transport = AsyncHTTPClientTransport(logger: Output.logger)
+        let client = VerifyReceiptClient(
+            transport: transport, endpoints: appleEndpoint.map(VerifyReceiptEndpoints.init(standIn:)) ?? .apple, logger: Output.logger
+        )
         var exchange: VerifyReceiptClient.Exchange?
         var accepted: AcceptedVerifyReceiptReply?
         var failure: AppStoreClientError?

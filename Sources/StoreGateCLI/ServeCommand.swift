@@ -90,13 +90,13 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = configuration.logLevel
         ServerMetrics.bootstrapProcessMetrics()
 
-        let ledger: any Ledger
+        let opened: OpenedLedger
         do {
-            ledger = try await LedgerOpener.open(configuration, logger: logger)
+            opened = try LedgerOpener.open(configuration, logger: logger)
         } catch {
             throw CLIError(error.description)
         }
-        for warning in ledger.startupWarnings {
+        for warning in opened.ledger.startupWarnings {
             logger.warning("\(warning)")
         }
         for warning in configuration.startupWarnings {
@@ -108,7 +108,12 @@ struct ServeCommand: AsyncParsableCommand {
             )
         }
         logger.info("starting StoreGate", metadata: configuration.summary)
-        let app = buildApplication(configuration: configuration, ledger: ledger, logger: logger)
-        try await runApplication(app, configuration: configuration, logger: logger)
+        let app = buildApplication(configuration: configuration, opened: opened, logger: logger)
+        do {
+            try await runApplication(app, configuration: configuration, logger: logger)
+        } catch let error as ConfigurationError {
+            // PostgreSQL unreachable or not migratable within the start-up bound: one line.
+            throw CLIError(error.description)
+        }
     }
 }

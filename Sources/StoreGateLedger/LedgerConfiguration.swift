@@ -18,12 +18,13 @@ public struct LedgerConfiguration: Sendable {
     ///   - catalog: Product types and groups for receipts (default: empty, every product falls back).
     ///   - accountTokenPolicy: How accounts map to `appAccountToken` (default ``AppAccountTokenPolicy/accountIDIsUUID``).
     ///   - encryption: Keys for raw proofs at rest (default none: raw proofs are not stored).
-    ///   - logger: The ledger's logger.
+    ///   - logger: The ledger's logger: pass the application's. Without one the ledger logs
+    ///     nothing (a library does not write to a log nobody gave it).
     public init(
         catalog: ProductCatalog = ProductCatalog(),
         accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID,
         encryption: ProofEncryption? = nil,
-        logger: Logger = Logger(label: "storegate.ledger")
+        logger: Logger = Logger(label: "storegate.ledger", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.catalog = catalog
         self.accountTokenPolicy = accountTokenPolicy

@@ -1,5 +1,5 @@
 public import Foundation
-import Logging
+public import Logging
 public import PostgresNIO
 public import StoreGateCore
 public import StoreGateLedger
@@ -22,10 +22,11 @@ import Synchronization
 /// before surfacing as retryable ``LedgerError``s.
 ///
 /// Two ways to open one:
-/// - ``connect(url:configuration:maximumConnections:logger:)`` — the ledger runs its own
-///   client; ``close()`` stops it. Simplest for CLIs and tests.
-/// - ``init(client:configuration:)`` then ``migrate()`` — the caller runs the
-///   `PostgresClient` (it is a swift-service-lifecycle `Service`) in its `ServiceGroup`.
+/// - ``init(client:configuration:operationTimeout:)`` with ``client(url:maximumConnections:logger:)``,
+///   then ``migrate()`` — the caller runs the `PostgresClient` (a swift-service-lifecycle
+///   `Service`) in its `ServiceGroup`, as `storegate serve` does.
+/// - ``connect(url:configuration:maximumConnections:operationTimeout:)`` — for one-shot tools
+///   and tests: the ledger runs its own client in a child task until ``close()``.
 public final class PostgresLedger: Ledger {
     public let backend = "postgres"
     public let configuration: LedgerConfiguration
@@ -73,9 +74,7 @@ public final class PostgresLedger: Ledger {
         url: String, configuration: LedgerConfiguration = LedgerConfiguration(), maximumConnections: Int = 20,
         operationTimeout: Duration? = nil
     ) async throws(LedgerError) -> PostgresLedger {
-        var clientConfiguration = try PostgresURL.clientConfiguration(url)
-        clientConfiguration.options.maximumConnections = max(1, maximumConnections)
-        let client = PostgresClient(configuration: clientConfiguration)
+        let client = try Self.client(url: url, maximumConnections: maximumConnections, logger: configuration.logger)
         let ledger = PostgresLedger(client: client, configuration: configuration, operationTimeout: operationTimeout)
         let task = Task { await client.run() }
         ledger.state.withLock { $0.runTask = task }
@@ -86,6 +85,20 @@ public final class PostgresLedger: Ledger {
             throw error
         }
         return ledger
+    }
+
+    /// A connection pool for `url`, for ``init(client:configuration:operationTimeout:)``: run it
+    /// (it is a swift-service-lifecycle `Service`) for as long as the ledger is used.
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
+    ///   - maximumConnections: The pool's size.
+    ///   - logger: The pool's background logger.
+    /// - Throws: ``LedgerError/Code/invalidConfiguration`` for a malformed URL.
+    public static func client(url: String, maximumConnections: Int, logger: Logger) throws(LedgerError) -> PostgresClient {
+        var clientConfiguration = try PostgresURL.clientConfiguration(url)
+        clientConfiguration.options.maximumConnections = max(1, maximumConnections)
+        return PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
     }
 
     /// Applies the missing schema migrations, idempotently and safely when several instances

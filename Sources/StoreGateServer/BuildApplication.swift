@@ -40,6 +40,33 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> StoreGateApplication {
+    buildApplication(
+        configuration: configuration, opened: OpenedLedger(ledger), metrics: metrics, now: now, logger: logger,
+        onServerRunning: onServerRunning
+    )
+}
+
+/// Assembles the StoreGate service around a ledger ``LedgerOpener/open(_:logger:connectTimeout:)``
+/// opened: its services (PostgreSQL's connection pool) run in the application's service group
+/// and stop after the ledger is closed; its preparation (PostgreSQL's migrations) finishes
+/// before the server accepts a connection, and its failure stops start-up.
+///
+/// - Parameters:
+///   - configuration: The checked configuration.
+///   - opened: The opened ledger and what must run for it.
+///   - metrics: The server's instruments.
+///   - now: The clock.
+///   - logger: The service's logger.
+///   - onServerRunning: Called once the server listens.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    opened: OpenedLedger,
+    metrics: ServerMetrics = ServerMetrics(),
+    now: @escaping @Sendable () -> Date = { Date() },
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) -> StoreGateApplication {
+    let ledger = opened.ledger
     let endpoints = Endpoints(
         configuration: configuration,
         verification: ProofVerification(configuration: configuration, now: now),
@@ -87,7 +114,10 @@ public func buildApplication(
         onServerRunning: onServerRunning,
         logger: logger
     )
+    // Shut down in reverse order: the server drains, then the ledger closes, then its pool stops.
+    app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
+    app.beforeServerStarts(perform: opened.prepare)
     return app
 }
 

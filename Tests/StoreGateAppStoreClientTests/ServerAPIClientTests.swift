@@ -262,7 +262,8 @@ struct ServerAPIClientTests {
                 tokens: AppStoreServerAPITokenProvider(credentials: credentials),
                 environment: .xcode,
                 transport: UnusedTransport(),
-                verifier: try SignedPayloads().verifier()
+                verifier: try SignedPayloads().verifier(),
+                logger: quietLogger
             )
         }
         #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .production) == "https://api.storekit.itunes.apple.com")

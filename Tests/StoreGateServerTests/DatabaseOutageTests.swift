@@ -37,9 +37,7 @@ struct DatabaseOutageTests {
         configuration.databaseTimeout = Self.timeout
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
-        let ledger = try await LedgerOpener.open(configuration, logger: logger)
-        defer { Task { await ledger.close() } }
-        let (app, _) = TestData.application(configuration, ledger: ledger)
+        let app = TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger))
         let receipts = try (0..<40).map { index in try TestData.receipt(transactionPrefix: String(92_000_000 + index)) }
 
         try await app.test(.router) { client in

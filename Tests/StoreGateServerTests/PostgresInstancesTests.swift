@@ -25,13 +25,13 @@ struct PostgresInstancesTests {
         configuration.database = .postgres(url: try await server.makeDatabase())
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
-        // Both instances open (and migrate) the same database, as `storegate serve` does.
-        async let openedA = LedgerOpener.open(configuration, logger: logger)
-        async let openedB = LedgerOpener.open(configuration, logger: logger)
-        let (ledgerA, ledgerB) = try await (openedA, openedB)
-        #expect(ledgerA.backend == "postgres")
-        let (appA, _) = TestData.application(configuration, ledger: ledgerA)
-        let (appB, _) = TestData.application(configuration, ledger: ledgerB)
+        // Both instances open (and migrate, as they start) the same database, as `storegate serve` does.
+        let openedA = try LedgerOpener.open(configuration, logger: logger)
+        let openedB = try LedgerOpener.open(configuration, logger: logger)
+        #expect(openedA.ledger.backend == "postgres")
+        #expect(openedA.services.count == 1, "PostgreSQL's pool runs as a service of the application")
+        let appA = TestData.application(configuration, opened: openedA)
+        let appB = TestData.application(configuration, opened: openedB)
         let receipt = try TestData.receipt(transactionPrefix: "91000000")
         let refund = try TestData.refund(transactionId: "9100000000000002")
         let consume = "/v1/accounts/pat/consumables/\(TestData.coins)/consume"

@@ -132,9 +132,19 @@ enum TestData {
         metrics: ServerMetrics = ServerMetrics()
     ) -> (StoreGateApplication, any Ledger) {
         let ledger = ledger ?? InMemoryLedger(configuration: LedgerConfiguration(catalog: configuration.catalog))
+        return (application(configuration, opened: OpenedLedger(ledger), metrics: metrics), ledger)
+    }
+
+    /// An application on a ledger ``LedgerOpener`` opened: its services run and its
+    /// preparation finishes when a test drives the application.
+    static func application(
+        _ configuration: ServerConfiguration,
+        opened: OpenedLedger,
+        metrics: ServerMetrics = ServerMetrics()
+    ) -> StoreGateApplication {
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
-        return (buildApplication(configuration: configuration, ledger: ledger, metrics: metrics, logger: logger), ledger)
+        return buildApplication(configuration: configuration, opened: opened, metrics: metrics, logger: logger)
     }
 }
 

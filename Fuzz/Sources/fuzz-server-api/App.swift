@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import FuzzSupport
+import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateSignedData
@@ -30,6 +31,7 @@ enum App {
                     tokens: tokens, environment: .sandbox,
                     transport: AnsweringTransport(status: status, body: body),
                     verifier: verifier, retryPolicy: .none,
+                    logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
                     now: { Date(timeIntervalSince1970: 1_700_000_000) })
             } catch {
                 FuzzTarget.fail("the client cannot be made: \(error)")

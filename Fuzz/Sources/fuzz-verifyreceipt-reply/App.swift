@@ -1,5 +1,6 @@
 import Foundation
 import FuzzSupport
+import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
 
@@ -57,7 +58,9 @@ enum App {
                 } catch {}
             }
 
-            let client = VerifyReceiptClient(transport: AnsweringTransport(body: bytes), retryPolicy: .none)
+            let client = VerifyReceiptClient(
+                transport: AnsweringTransport(body: bytes), retryPolicy: .none,
+                logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
             let expectation = expectations[expectations.count - 1]
             _ = runBlocking { () async -> Bool in
                 do throws(AppStoreClientError) {

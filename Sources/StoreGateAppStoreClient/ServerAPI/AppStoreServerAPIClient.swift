@@ -69,6 +69,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ///   - transport: The HTTP transport.
     ///   - verifier: Verifies the signed payloads of each answer.
     ///   - retryPolicy: Attempts, backoff and the deadline of each call.
+    ///   - logger: Receives debug-level events; never tokens, keys or signed payloads.
     ///   - now: The wall clock, for `Retry-After` times.
     /// - Throws: ``AppStoreClientError/Code/invalidConfiguration`` for another environment.
     public init(
@@ -78,7 +79,7 @@ public struct AppStoreServerAPIClient: Sendable {
         transport: any HTTPTransport,
         verifier: any SignedPayloadVerifying,
         retryPolicy: RetryPolicy = .default,
-        logger: Logger = Logger(label: "storegate.appstore.serverapi"),
+        logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(AppStoreClientError) {
         guard let baseURL = endpoints.baseURL(for: environment) else {

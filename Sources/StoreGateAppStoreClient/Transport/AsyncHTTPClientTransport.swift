@@ -33,7 +33,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private let logger: Logger
 
     /// Creates a transport that trusts exactly the system trust store.
-    public convenience init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "storegate.appstore.transport")) {
+    public convenience init(configuration: Configuration = Configuration(), logger: Logger) {
         self.init(configuration: configuration, tls: Self.strictTLS(), logger: logger)
     }
 

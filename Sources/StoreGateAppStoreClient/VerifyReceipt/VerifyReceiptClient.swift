@@ -61,7 +61,7 @@ public struct VerifyReceiptClient: Sendable {
         transport: any HTTPTransport,
         endpoints: VerifyReceiptEndpoints = .apple,
         retryPolicy: RetryPolicy = .default,
-        logger: Logger = Logger(label: "storegate.appstore.verifyreceipt")
+        logger: Logger
     ) {
         self.transport = transport
         self.endpoints = endpoints

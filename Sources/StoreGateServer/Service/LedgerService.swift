@@ -1,5 +1,5 @@
 public import Logging
-import ServiceLifecycle
+public import ServiceLifecycle
 public import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
@@ -24,9 +24,36 @@ struct LedgerService: Service {
     }
 }
 
+/// An opened ledger and what the service must run for it.
+///
+/// PostgreSQL's connection pool (`PostgresClient`) is a swift-service-lifecycle `Service`: it
+/// runs in the application's `ServiceGroup` (added before ``LedgerService``, so it stops
+/// after the ledger closes), and the schema is migrated before the server accepts a request
+/// (``prepare``, run by the application's `beforeServerStarts`). SQLite needs neither.
+public struct OpenedLedger: Sendable {
+    /// The ledger.
+    public let ledger: any Ledger
+    /// Services that must run for the ledger's lifetime (PostgreSQL's connection pool).
+    public let services: [any Service]
+    /// Work to finish before the first request (PostgreSQL's migrations, bounded in time).
+    public let prepare: @Sendable () async throws -> Void
+
+    /// A ledger that needs nothing run for it (in-memory, SQLite).
+    public init(_ ledger: any Ledger) {
+        self.init(ledger, services: [], prepare: {})
+    }
+
+    init(_ ledger: any Ledger, services: [any Service], prepare: @escaping @Sendable () async throws -> Void) {
+        self.ledger = ledger
+        self.services = services
+        self.prepare = prepare
+    }
+}
+
 /// Opens the ledger a configuration names.
 public enum LedgerOpener {
-    /// Opens (and migrates) the configured SQLite file or PostgreSQL database.
+    /// Opens the configured SQLite file (migrated) or PostgreSQL database (its pool to run as
+    /// a service, its migrations to apply before serving).
     ///
     /// Bootstrap the process metrics first (``ServerMetrics/bootstrapProcessMetrics()``): the
     /// ledger creates its instruments when it opens.
@@ -34,12 +61,13 @@ public enum LedgerOpener {
     /// - Parameters:
     ///   - configuration: The database and the ledger's settings.
     ///   - logger: The ledger's logger.
-    ///   - connectTimeout: How long PostgreSQL may take to answer and migrate.
+    ///   - connectTimeout: How long PostgreSQL may take to answer and migrate at start-up.
     /// - Throws: ``ConfigurationError`` naming `STOREGATE_DATABASE` when the store cannot be
-    ///   opened, reached (within `connectTimeout`) or migrated.
+    ///   opened; for PostgreSQL, ``OpenedLedger/prepare`` throws one when the database cannot
+    ///   be reached (within `connectTimeout`) or migrated.
     public static func open(
         _ configuration: ServerConfiguration, logger: Logger, connectTimeout: Duration = .seconds(15)
-    ) async throws(ConfigurationError) -> any Ledger {
+    ) throws(ConfigurationError) -> OpenedLedger {
         var ledgerLogger = logger
         ledgerLogger[metadataKey: "component"] = "ledger"
         let ledgerConfiguration = LedgerConfiguration(
@@ -49,23 +77,27 @@ public enum LedgerOpener {
             logger: ledgerLogger
         )
         let setting = ServerConfiguration.Setting.database.rawValue
+        let database = configuration.database
         do {
-            switch configuration.database {
+            switch database {
             case .sqlite(let path):
-                return try SQLiteLedger(
+                return OpenedLedger(try SQLiteLedger(
                     path: path, configuration: ledgerConfiguration,
                     options: SQLiteLedger.Options(synchronous: configuration.sqliteSynchronous, busyTimeout: configuration.databaseTimeout)
-                )
+                ))
             case .postgres(let url):
-                return try await withLedgerDeadline(connectTimeout) { () async throws(LedgerError) -> any Ledger in
-                    try await PostgresLedger.connect(
-                        url: url, configuration: ledgerConfiguration, maximumConnections: configuration.postgresMaxConnections,
-                        operationTimeout: configuration.databaseTimeout
-                    )
+                let client = try PostgresLedger.client(url: url, maximumConnections: configuration.postgresMaxConnections, logger: ledgerLogger)
+                let ledger = PostgresLedger(client: client, configuration: ledgerConfiguration, operationTimeout: configuration.databaseTimeout)
+                return OpenedLedger(ledger, services: [client]) {
+                    do throws(LedgerError) {
+                        try await withLedgerDeadline(connectTimeout) { () async throws(LedgerError) in try await ledger.migrate() }
+                    } catch {
+                        throw ConfigurationError(setting, "cannot open the ledger at \(database): \(error.code): \(error.reason)")
+                    }
                 }
             }
         } catch {
-            throw ConfigurationError(setting, "cannot open the ledger at \(configuration.database): \(error.code): \(error.reason)")
+            throw ConfigurationError(setting, "cannot open the ledger at \(database): \(error.code): \(error.reason)")
         }
     }
 }
