@@ -31,6 +31,13 @@ enum Output {
         return logger
     }()
 
+    /// One expectation under the expectations step: `        pass  bundle_id          detail`
+    /// (`FAIL`, or `skip` when it was not checked).
+    static func line(_ check: ExpectationCheck) -> String {
+        let mark = check.passed.map { $0 ? "pass" : "FAIL" } ?? "skip"
+        return "        \(mark)  \(check.name.padding(toLength: 19, withPad: " ", startingAt: 0))\(check.detail)"
+    }
+
     /// Writes one line to standard error.
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("storegate: \(message)\n".utf8))

@@ -121,10 +121,7 @@ enum ReceiptCLI {
 
     static func render(_ report: ReceiptVerificationReport) -> String {
         var lines = report.steps.map(Output.line)
-        for check in report.checks {
-            let mark = check.passed.map { $0 ? "pass" : "FAIL" } ?? "skip"
-            lines.append("        \(mark)  \(check.name.padding(toLength: 19, withPad: " ", startingAt: 0))\(check.detail)")
-        }
+        lines += report.checks.map(Output.line)
         if let failure = report.failure {
             lines.append("INVALID: \(failure.step): \(failure.code)\(failure.field.map { " [\($0)]" } ?? ""): \(failure.reason)")
         } else {

@@ -83,9 +83,9 @@ enum SignedDataCLI {
 
     // MARK: - verify
 
-    /// What `verify --json` prints for a JWS: the verdict, each step, the chain, and the
-    /// decoded payload whenever it decodes (`valid` says whether it was verified), with a
-    /// notification's nested signed data.
+    /// What `verify --json` prints for a JWS: the verdict, each step, each expectation check,
+    /// the chain, and the decoded payload whenever it decodes (`valid` says whether it was
+    /// verified), with a notification's nested signed data.
     struct VerdictJSON: Encodable {
         struct Failure: Encodable {
             let step: String
@@ -113,6 +113,7 @@ enum SignedDataCLI {
         let chain_cache_hit: Bool?
         let error: Failure?
         let steps: [VerificationStepReport]
+        let checks: [ExpectationCheck]
         let chain: [ValidatedSigner.CertificateSummary]
         let payload: UnverifiedSignedData.Payload?
         let nested: [String: Nested]?
@@ -131,6 +132,7 @@ enum SignedDataCLI {
             chain_cache_hit = report.signer == nil ? nil : report.chainCacheHit
             error = report.failure.map { .init(step: $0.step.rawValue, code: $0.code.description, field: $0.field, reason: $0.reason) }
             steps = report.steps
+            checks = report.checks
             chain = report.signer?.chain ?? []
             payload = report.payload
             let nested = report.nested.map { item in
@@ -184,6 +186,7 @@ enum SignedDataCLI {
 
     static func render(_ report: SignedDataVerificationReport) -> String {
         var lines = report.steps.map(Output.line)
+        lines += report.checks.map(Output.line)
         if let failure = report.failure {
             lines.append("INVALID: \(failure.step): \(failure.code)\(failure.field.map { " [\($0)]" } ?? ""): \(failure.reason)")
         } else if let details = report.details {

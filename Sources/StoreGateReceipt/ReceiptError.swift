@@ -17,6 +17,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
             case chain(ChainError.Code)
             case bundleIdMismatch, appVersionMismatch, deviceHashMismatch, receiptExpired
             case environmentNotAccepted, productNotFound, transactionNotFound
+            case expectationNotMet
         }
 
         fileprivate let backing: Backing
@@ -80,6 +81,9 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let productNotFound = Code(.productNotFound)
         /// The receipt does not contain the expected transaction.
         public static let transactionNotFound = Code(.transactionNotFound)
+        /// A caller's own expectation (a ``ReceiptExpectation`` added to ``ReceiptExpectations``)
+        /// does not hold; ``ReceiptError/field`` names it.
+        public static let expectationNotMet = Code(.expectationNotMet)
 
         /// The chain code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
@@ -98,7 +102,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
             case .malformedPayload, .missingField, .duplicateField, .invalidDate, .tooManyPurchases: return .payload
             case .chain: return .chain
             case .bundleIdMismatch, .appVersionMismatch, .deviceHashMismatch, .receiptExpired,
-                .environmentNotAccepted, .productNotFound, .transactionNotFound:
+                .environmentNotAccepted, .productNotFound, .transactionNotFound, .expectationNotMet:
                 return .expectations
             }
         }
@@ -134,6 +138,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
             case .environmentNotAccepted: return "environment_not_accepted"
             case .productNotFound: return "product_not_found"
             case .transactionNotFound: return "transaction_not_found"
+            case .expectationNotMet: return "expectation_not_met"
             }
         }
     }

@@ -38,6 +38,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case productMismatch
             case transactionMismatch
             case renewalInfoMismatch
+            case expectationNotMet
         }
 
         private let backing: Backing
@@ -95,6 +96,9 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let transactionMismatch = Code(.transactionMismatch)
         /// A renewal info sent with a transaction is for another subscription or environment.
         public static let renewalInfoMismatch = Code(.renewalInfoMismatch)
+        /// A caller's own expectation (a ``SignedDataExpectation`` added to
+        /// ``SignedDataExpectations``) does not hold; ``SignedDataError/field`` names it.
+        public static let expectationNotMet = Code(.expectationNotMet)
 
         /// The chain verifier's code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
@@ -117,7 +121,8 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .chain:
                 return .chain
             case .bundleIdMismatch, .environmentNotAccepted, .appAppleIdMismatch, .appAppleIdRequired, .signedDateMissing,
-                 .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch, .renewalInfoMismatch:
+                 .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch, .renewalInfoMismatch,
+                 .expectationNotMet:
                 return .expectations
             }
         }
@@ -152,6 +157,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
             case .productMismatch: return "product_mismatch"
             case .transactionMismatch: return "transaction_mismatch"
             case .renewalInfoMismatch: return "renewal_info_mismatch"
+            case .expectationNotMet: return "expectation_not_met"
             }
         }
     }

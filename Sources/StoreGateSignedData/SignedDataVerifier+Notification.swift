@@ -56,14 +56,14 @@ extension SignedDataVerifier {
         trace?.nested = nested
 
         let subject = payload.subject
-        try expectBundleId(subject.bundleId, field: subjectField + "bundleId")
-        let environment = try expectEnvironment(subject.environment, authentication, field: subjectField + "environment")
-        try expectAppAppleId(subject.appAppleId, environment: environment, field: subjectField + "appAppleId")
-        try expectAge(source == .clock ? nil : signingTime)
-        try nested.checkAgreement(bundleId: subject.bundleId, environment: environment)
-        try expectPurchase(
-            productIds: [nested.transaction?.payload.productId], transactionId: nested.transaction?.payload.transactionId,
-            prefix: "data.signedTransactionInfo.")
+        let claims = SignedDataClaims(
+            kind: .notification, bundleId: subject.bundleId, claimedEnvironment: subject.environment, signer: authentication.signer,
+            appAppleId: subject.appAppleId, signedDate: source == .clock ? nil : signingTime, signingTimeSource: source,
+            productIds: nested.transaction.map { [$0.transaction.productId] } ?? [],
+            transactionId: nested.transaction?.transaction.transactionId,
+            nested: nested.claims, fields: .notification(subject: subjectField), clock: clock)
+        try expect(claims, trace: trace)
+        let environment = try claims.environments()
 
         return VerifiedSignedNotification(
             payload: payload,
@@ -90,38 +90,19 @@ extension SignedDataVerifier {
             ].compactMap { $0 }.max()
         }
 
-        /// Every nested payload names the notification's bundle id and environment.
-        func checkAgreement(bundleId: String?, environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment)) throws(SignedDataError) {
+        /// What the nested-data check compares, in the order it compares them.
+        var claims: [SignedDataClaims.Nested] {
+            var claims: [SignedDataClaims.Nested] = []
             if let transaction {
-                let field = "data.signedTransactionInfo"
-                guard transaction.payload.bundleId == bundleId else {
-                    throw SignedDataError(.nestedMismatch, field: field + ".bundleId",
-                        reason: "the nested transaction is for bundle \(transaction.payload.bundleId ?? "(none)"), the notification for \(bundleId ?? "(none)")")
-                }
-                try Self.agree(transaction.details, environment, field: field + ".environment")
+                claims.append(.init(member: "data.signedTransactionInfo", bundleId: transaction.payload.bundleId, details: transaction.details))
             }
             if let renewalInfo {
-                try Self.agree(renewalInfo.details, environment, field: "data.signedRenewalInfo.environment")
+                claims.append(.init(member: "data.signedRenewalInfo", bundleId: nil, details: renewalInfo.details))
             }
             if let appTransaction {
-                let field = "appData.signedAppTransactionInfo"
-                guard appTransaction.payload.bundleId == bundleId else {
-                    throw SignedDataError(.nestedMismatch, field: field + ".bundleId",
-                        reason: "the nested app transaction is for bundle \(appTransaction.payload.bundleId ?? "(none)"), the notification for \(bundleId ?? "(none)")")
-                }
-                try Self.agree(appTransaction.details, environment, field: field + ".receiptType")
+                claims.append(.init(member: "appData.signedAppTransactionInfo", bundleId: appTransaction.payload.bundleId, details: appTransaction.details))
             }
-        }
-
-        private static func agree(
-            _ details: SignedDataDetails,
-            _ environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment),
-            field: String
-        ) throws(SignedDataError) {
-            guard details.claimedEnvironment == environment.claimed, details.environment == environment.reported else {
-                throw SignedDataError(.nestedMismatch, field: field,
-                    reason: "nested data is from \(details.environment.rawValue), the notification from \(environment.reported.rawValue)")
-            }
+            return claims
         }
     }
 

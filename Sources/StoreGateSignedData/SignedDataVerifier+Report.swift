@@ -11,6 +11,8 @@ extension SignedDataVerifier {
         private(set) var signingTime: Date?
         private(set) var signingTimeSource: SignedDataDetails.SigningTimeSource?
         var nested: Nested?
+        /// Every expectation's result, once the expectations ran.
+        var checks: [ExpectationCheck] = []
 
         func record(_ authentication: Authentication, signingTime: Date, source: SignedDataDetails.SigningTimeSource) {
             self.authentication = authentication
@@ -51,6 +53,7 @@ extension SignedDataVerifier {
         if let authentication = trace.authentication, let time = trace.signingTime, let source = trace.signingTimeSource {
             report.authenticated(authentication.signer, validationTime: authentication.validationTime, signingTime: time, source: source, cacheHit: authentication.cacheHit)
         }
+        report.checks = trace.checks
         if let nested = trace.nested {
             report.nested = SignedDataVerificationReport.NestedReport.all(nested)
         }

@@ -5,7 +5,8 @@ import X509
 
 /// The steps every JWS goes through, in the order of ``StoreGateCore/VerificationStep``:
 /// input and structure (``parse(_:)``), signature (``checkSignature(_:)``), payload (the
-/// caller decodes it), chain (``validateChain(_:_:signingTime:)``), expectations.
+/// caller decodes it), chain (``validateChain(_:_:signingTime:)``), expectations
+/// (``expect(_:trace:)``, over the claims the caller builds from its payload).
 extension SignedDataVerifier {
     /// What the signature step established: the signature verifies with the key of `x5c[0]`.
     struct Signed {
@@ -167,75 +168,16 @@ extension SignedDataVerifier {
         return value
     }
 
-    func expectBundleId(_ bundleId: String?, field: String = "bundleId") throws(SignedDataError) {
-        guard let bundleId else {
-            throw SignedDataError(.bundleIdMismatch, field: field, reason: "the payload names no bundle id")
+    /// Expectations: runs every check ``SignedDataExpectations`` composes against `claims`,
+    /// in order; the first failure is the verdict. A trace keeps every result for the report.
+    func expect(_ claims: SignedDataClaims, trace: Trace?) throws(SignedDataError) {
+        var outcome = ExpectationOutcome<SignedDataError>(recordsChecks: trace != nil)
+        expectations.forEachCheck { check in
+            outcome.record(check.name, check.evaluate(claims))
         }
-        guard bundleId == expectations.bundleId else {
-            throw SignedDataError(.bundleIdMismatch, field: field, reason: "signed for bundle \(bundleId), not \(expectations.bundleId)")
-        }
-    }
-
-    /// The environment to report, after checking it is accepted.
-    func expectEnvironment(
-        _ claimed: AppStoreEnvironment?,
-        _ authentication: Authentication,
-        field: String = "environment"
-    ) throws(SignedDataError) -> (claimed: AppStoreEnvironment, reported: AppStoreEnvironment) {
-        guard let claimed else {
-            throw SignedDataError(.environmentNotAccepted, field: field, reason: "the payload names no environment")
-        }
-        let reported = authentication.signer.reportedEnvironment(claimed: claimed)
-        guard expectations.environments.contains(reported) else {
-            let accepted = expectations.environments.map(\.rawValue).sorted().joined(separator: ", ")
-            let shown = reported == claimed ? reported.rawValue : "\(reported.rawValue) (claims \(claimed.rawValue))"
-            throw SignedDataError(.environmentNotAccepted, field: field, reason: "environment \(shown) is not accepted (\(accepted))")
-        }
-        return (claimed, reported)
-    }
-
-    func expectAppAppleId(_ appAppleId: Int64?, environment: (claimed: AppStoreEnvironment, reported: AppStoreEnvironment), field: String) throws(SignedDataError) {
-        // The claim decides: it is signed, and checking it keeps the rule testable with
-        // test anchors (whose data StoreGate reports as `Test`).
-        if environment.claimed == .production {
-            guard let expected = expectations.appAppleId else {
-                throw SignedDataError(.appAppleIdRequired, field: field, reason: "production data names the app by appAppleId; the expectations name none")
-            }
-            guard appAppleId == expected else {
-                throw SignedDataError(.appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId.map(String.init) ?? "(none)"), not \(expected)")
-            }
-        } else if let expected = expectations.appAppleId, let appAppleId, appAppleId != expected {
-            throw SignedDataError(.appAppleIdMismatch, field: field, reason: "signed for app \(appAppleId), not \(expected)")
-        }
-    }
-
-    /// Checks the expected product and transaction against what the proof names.
-    ///
-    /// - Parameters:
-    ///   - productIds: The products the proof names (a renewal info names two).
-    ///   - transactionId: The transaction it is, `nil` when it is none.
-    ///   - prefix: The path of the payload holding them (`data.signedTransactionInfo.`).
-    func expectPurchase(productIds: [String?], transactionId: String?, prefix: String = "") throws(SignedDataError) {
-        if let expected = expectations.productId, !productIds.contains(expected) {
-            let named = productIds.compactMap { $0 }
-            throw SignedDataError(.productMismatch, field: prefix + "productId",
-                reason: named.isEmpty ? "the proof names no product; expected \(expected)" : "for product \(named.joined(separator: " / ")), not \(expected)")
-        }
-        if let expected = expectations.transactionId, transactionId != expected {
-            throw SignedDataError(.transactionMismatch, field: prefix + "transactionId",
-                reason: transactionId.map { "transaction \($0), not \(expected)" } ?? "the proof is no transaction; expected \(expected)")
-        }
-    }
-
-    /// Checks the maximum age; `signedDate` is `nil` when nothing in the payload dates it.
-    func expectAge(_ signedDate: Date?) throws(SignedDataError) {
-        guard let maxAge = expectations.maxAge else { return }
-        guard let signedDate else {
-            throw SignedDataError(.signedDateMissing, field: "signedDate", reason: "a maximum age is set but the payload has no signedDate")
-        }
-        let age = clock().timeIntervalSince(signedDate)
-        guard age <= maxAge else {
-            throw SignedDataError(.signedDateTooOld, field: "signedDate", reason: "signed \(Int(age)) s ago; the maximum age is \(Int(maxAge)) s")
+        trace?.checks = outcome.checks
+        if let failure = outcome.failure {
+            throw failure
         }
     }
 

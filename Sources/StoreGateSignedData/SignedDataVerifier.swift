@@ -19,8 +19,10 @@ public import StoreGateCore
 ///    that order; every certificate valid at `signedDate` (or at the time
 ///    ``ValidationTime`` names). Results are cached by the raw `x5c` strings, so a warm
 ///    verification neither decodes nor parses a certificate;
-/// 6. **expectations**: ``SignedDataExpectations`` (bundle id, environment, `appAppleId`,
-///    maximum age); a notification's nested data must also agree with the notification.
+/// 6. **expectations**: the checks ``SignedDataExpectations`` composes (bundle id,
+///    environment, `appAppleId`, maximum age, a notification's nested data, product,
+///    transaction, then the caller's own), run in order over the ``SignedDataClaims`` each
+///    kind's payload makes; the first failure is the verdict.
 ///
 /// The verifier holds no mutable state of its own; the chain cache lives in the shared
 /// ``StoreGateCore/CertificateChainVerifier``, so one verifier serves any number of tasks.
@@ -126,10 +128,12 @@ public struct SignedDataVerifier: Sendable {
         let signedDate = fields.signedDate
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         trace?.record(authentication, signingTime: signedDate, source: .signedDate)
-        try expectBundleId(payload.bundleId)
-        let environment = try expectEnvironment(payload.environment, authentication)
-        try expectAge(signedDate)
-        try expectPurchase(productIds: [payload.productId], transactionId: payload.transactionId)
+        let claims = SignedDataClaims(
+            kind: .signedTransaction, bundleId: payload.bundleId, claimedEnvironment: payload.environment, signer: authentication.signer,
+            signedDate: signedDate, signingTimeSource: .signedDate,
+            productIds: [fields.productId], transactionId: fields.transactionId, fields: .payload, clock: clock)
+        try expect(claims, trace: trace)
+        let environment = try claims.environments()
         return VerifiedSignedTransaction(
             payload: payload,
             details: details(.signedTransaction, jws, environment, authentication, signedDate, .signedDate),
@@ -165,9 +169,13 @@ public struct SignedDataVerifier: Sendable {
         let signedDate = fields.signedDate
         let authentication = try await validateChain(jws, signed, signingTime: signedDate)
         trace?.record(authentication, signingTime: signedDate, source: .signedDate)
-        let environment = try expectEnvironment(payload.environment, authentication)
-        try expectAge(signedDate)
-        try expectPurchase(productIds: [payload.productId, payload.autoRenewProductId], transactionId: nil)
+        let claims = SignedDataClaims(
+            kind: .signedRenewalInfo, bundleId: nil, claimedEnvironment: payload.environment, signer: authentication.signer,
+            signedDate: signedDate, signingTimeSource: .signedDate,
+            productIds: [fields.productId, payload.autoRenewProductId].compactMap { $0 }, transactionId: nil,
+            fields: .payload, clock: clock)
+        try expect(claims, trace: trace)
+        let environment = try claims.environments()
         return VerifiedSignedRenewalInfo(
             payload: payload,
             details: details(.signedRenewalInfo, jws, environment, authentication, signedDate, .signedDate),
@@ -206,11 +214,12 @@ public struct SignedDataVerifier: Sendable {
         let (signingTime, source) = Self.signingTime(of: payload, clock: clock)
         let authentication = try await validateChain(jws, signed, signingTime: signingTime)
         trace?.record(authentication, signingTime: signingTime, source: source)
-        try expectBundleId(payload.bundleId)
-        let environment = try expectEnvironment(payload.receiptType, authentication, field: "receiptType")
-        try expectAppAppleId(payload.appAppleId, environment: environment, field: "appAppleId")
-        try expectAge(source == .clock ? nil : signingTime)
-        try expectPurchase(productIds: [], transactionId: nil)
+        let claims = SignedDataClaims(
+            kind: .appTransaction, bundleId: bundleId, claimedEnvironment: payload.receiptType, signer: authentication.signer,
+            appAppleId: payload.appAppleId, signedDate: source == .clock ? nil : signingTime, signingTimeSource: source,
+            productIds: [], transactionId: nil, fields: .appTransaction, clock: clock)
+        try expect(claims, trace: trace)
+        let environment = try claims.environments()
         return VerifiedSignedAppTransaction(
             payload: payload,
             details: details(.appTransaction, jws, environment, authentication, signingTime, source),

@@ -99,6 +99,8 @@ struct VerifyJSONTests {
         #expect(json["valid"] as? Bool == true)
         #expect(json["kind"] as? String == test.expectedKind)
         try Self.expectDetailedSteps(json, count: 6)
+        let checks = try #require(json["checks"] as? [[String: Any]])
+        #expect(checks.map { $0["name"] as? String } == ["bundle_id", "environment", "app_apple_id", "max_age", "nested_data", "product", "transaction"])
         let payload = try #require(json["payload"] as? [String: Any])
         #expect(payload[test.member] as? String == test.value)
         if test.kind == "notification" {
@@ -131,6 +133,11 @@ struct VerifyJSONTests {
         #expect(chain["status"] as? String == "passed")
         #expect((chain["detail"] as? String)?.contains(authority.root.fingerprint.description) == true)
         #expect((json["payload"] as? [String: Any])?["productId"] as? String == "com.example.storegate.monthly")
+        // Every expectation check, as for receipts: the product failed, the bundle id held.
+        let checks = try #require(json["checks"] as? [[String: Any]])
+        #expect(checks.first { $0["name"] as? String == "product" }?["passed"] as? Bool == false)
+        #expect(checks.first { $0["name"] as? String == "bundle_id" }?["passed"] as? Bool == true)
+        #expect(checks.first { $0["name"] as? String == "max_age" }?["passed"] == nil)
     }
 
     @Test("verify --remote --json prints one JSON document holding both verdicts")

@@ -26,6 +26,7 @@ struct ErrorVocabularyTests {
         let pairs: [(ReceiptError.Code, SignedDataError.Code)] = [
             (.empty, .empty), (.tooLarge, .tooLarge), (.signatureInvalid, .signatureInvalid), (.unsupportedKey, .unsupportedKey),
             (.missingField, .missingField), (.bundleIdMismatch, .bundleIdMismatch), (.environmentNotAccepted, .environmentNotAccepted),
+            (.expectationNotMet, .expectationNotMet),
         ]
         for (receipt, jws) in pairs {
             #expect(receipt.description == jws.description)

@@ -16,8 +16,9 @@ import _CryptoExtras
 /// 5. **payload** — the receipt attributes decode;
 /// 6. **chain** — signer → intermediate (WWDR marker) → the pinned Apple Inc. Root CA, every
 ///    certificate valid at the receipt's creation date (or an opt-in anchor);
-/// 7. **expectations** — environment, bundle id, app version, device hash, receipt
-///    expiration, product and transaction (``ReceiptExpectations``).
+/// 7. **expectations** — the checks ``ReceiptExpectations`` composes (environment, bundle id,
+///    app version, device hash, receipt expiration, transaction, product, then the caller's
+///    own), in order; the first that fails is the verdict, and every result is reported.
 ///
 /// Chain results are cached by ``CertificateChainVerifier``: a second receipt signed by the
 /// same certificates pays for its signature check and decoding only.
@@ -66,8 +67,8 @@ public struct ReceiptVerifier: Sendable {
     ) async throws(ReceiptError) -> VerifiedReceipt {
         var progress = Progress()
         let signed = try await verifySignatureAndChain(der, at: validationTime, progress: &progress)
-        let checks = checkExpectations(signed.receipt, environment: signed.environment, expectations)
-        if let failure = checks.failure {
+        let outcome = expectations.evaluate(claims(signed))
+        if let failure = outcome.failure {
             throw failure
         }
         return VerifiedReceipt(
@@ -77,7 +78,7 @@ public struct ReceiptVerifier: Sendable {
             digestAlgorithm: signed.digestAlgorithm,
             signatureAlgorithm: signed.signatureAlgorithm,
             validationTime: signed.validationTime,
-            checks: checks.results,
+            checks: outcome.checks,
             rawReceipt: der
         )
     }
@@ -92,11 +93,16 @@ public struct ReceiptVerifier: Sendable {
         var progress = Progress()
         do {
             let signed = try await verifySignatureAndChain(der, at: validationTime, progress: &progress)
-            let checks = checkExpectations(signed.receipt, environment: signed.environment, expectations)
-            return ReceiptVerificationReport(failure: checks.failure, checks: checks.results, signed: signed, progress: progress)
+            let outcome = expectations.evaluate(claims(signed))
+            return ReceiptVerificationReport(failure: outcome.failure, checks: outcome.checks, signed: signed, progress: progress)
         } catch {
             return ReceiptVerificationReport(failure: error, checks: [], signed: nil, progress: progress)
         }
+    }
+
+    /// What the expectations see of a receipt whose signature and chain hold.
+    private func claims(_ signed: SignedReceipt) -> ReceiptClaims {
+        ReceiptClaims(receipt: signed.receipt, environment: signed.environment, clock: now)
     }
 
     /// What the signature and chain steps establish.

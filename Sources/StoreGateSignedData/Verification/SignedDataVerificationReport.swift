@@ -63,6 +63,8 @@ public struct SignedDataVerificationReport: Sendable {
     public private(set) var chainCacheHit = false
     /// A notification's nested signed data, once verified.
     public internal(set) var nested: [NestedReport] = []
+    /// Every expectation's result, in the order run (empty when an earlier step failed).
+    public internal(set) var checks: [ExpectationCheck] = []
 
     /// Whether the JWS is valid.
     public var isValid: Bool { failure == nil }
