@@ -1,3 +1,4 @@
+import StoreGateCore
 import StoreGateReceipt
 
 // Apple's verifyReceipt shapes and the receipt verifier's checks, written by JSONWriter with
