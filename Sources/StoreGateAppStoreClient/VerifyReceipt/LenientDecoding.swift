@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateCore
 
 /// verifyReceipt replies spell the same field as a string in one reply and a number in
 /// another (`"quantity": "1"` and `"quantity": 1`; ids and `_ms` dates likewise; booleans as
@@ -115,26 +116,11 @@ extension KeyedEncodingContainer where Key == AnyKey {
         try encode(value ? "true" : "false", forKey: AnyKey(name))
     }
 
+    /// `name` and `name_ms`, both from the same whole millisecond (see ``CivilTime/AppleDate``).
     mutating func appleDate(_ name: String, _ value: Date?) throws {
         guard let value else { return }
-        // Both spellings from the same whole millisecond, so `name` never names another second
-        // than `name_ms` (a .9995 fraction rounds up in one and was cut down in the other).
-        let milliseconds = Int64((value.timeIntervalSince1970 * 1000).rounded())
-        try encode(String(milliseconds), forKey: AnyKey(name + "_ms"))
-        try encode(AppleGMT.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)), forKey: AnyKey(name))
-    }
-}
-
-/// Apple's `2020-11-08 16:00:57 Etc/GMT` date spelling.
-enum AppleGMT {
-    static func format(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT") ?? calendar.timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String {
-            let text = String(value ?? 0)
-            return text.count < 2 ? "0" + text : text
-        }
-        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) Etc/GMT"
+        let date = CivilTime.AppleDate(value)
+        try encode(date.millisecondsText, forKey: AnyKey(name + "_ms"))
+        try encode(date.gmt, forKey: AnyKey(name))
     }
 }
