@@ -242,6 +242,16 @@ package struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// An integer written as a string of its decimal digits (`"1700000000000"`), as Apple
+    /// writes ids, quantities and millisecond dates in verifyReceipt replies.
+    package mutating func integerString(_ value: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDigits(value.magnitude)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// JSON produced elsewhere (for example by `JSONEncoder`), written as one value.
     package mutating func raw(_ json: some Sequence<UInt8>) {
         separate()
