@@ -63,19 +63,16 @@ struct AppleDateTests {
         let receipt = AppReceipt(
             receiptType: "ProductionSandbox", bundleId: "com.example.app", bundleIdData: [], appVersion: "1",
             opaqueValue: [], sha1Hash: [], creationDate: date, inAppPurchases: [purchase])
-        let json = receipt.appleJSON(requestDate: date)
-        let entry = try #require(json.in_app.first)
-        let pairs = [
-            (json.receipt_creation_date, json.receipt_creation_date_ms, json.receipt_creation_date_pst),
-            (entry.purchase_date, entry.purchase_date_ms, entry.purchase_date_pst),
-            (try #require(entry.cancellation_date), try #require(entry.cancellation_date_ms), try #require(entry.cancellation_date_pst)),
-        ]
-        for (gmt, milliseconds, pst) in pairs {
-            let expected = CivilTime.AppleDate(date)
-            #expect(gmt == expected.gmt)
-            #expect(milliseconds == expected.millisecondsText)
-            #expect(pst == expected.pst)
-            #expect(try Self.seconds(gmt) == Self.floorSeconds(try #require(Int64(milliseconds))))
+        let json = try JSONReader.readObject(JSONWriter.encode(VerifyReceiptReceipt(receipt, requestDate: date))).get()
+        guard case .array(let entries) = try #require(json["in_app"]), case .object(let entry) = try #require(entries.first) else {
+            throw Failure("in_app")
+        }
+        let expected = CivilTime.AppleDate(date)
+        for (object, name) in [(json, "receipt_creation_date"), (json, "request_date"), (entry, "purchase_date"), (entry, "cancellation_date")] {
+            #expect(object[name] == .string(expected.gmt), "\(name)")
+            #expect(object[name + "_ms"] == .string(expected.millisecondsText), "\(name)_ms")
+            #expect(object[name + "_pst"] == .string(expected.pst), "\(name)_pst")
+            #expect(try Self.seconds(expected.gmt) == Self.floorSeconds(expected.milliseconds))
         }
     }
 

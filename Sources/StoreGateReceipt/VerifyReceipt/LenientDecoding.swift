@@ -1,5 +1,4 @@
-import Foundation
-import StoreGateCore
+package import Foundation
 
 /// verifyReceipt replies spell the same field as a string in one reply and a number in
 /// another (`"quantity": "1"` and `"quantity": 1`; ids and `_ms` dates likewise; booleans as
@@ -8,7 +7,7 @@ import StoreGateCore
 /// JSON type; when no probe fits, the reader throws.
 extension KeyedDecodingContainer {
     /// A string, or an integer written as its decimal digits.
-    func lenientString(_ key: Key) throws -> String? {
+    package func lenientString(_ key: Key) throws -> String? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let string = try? decode(String.self, forKey: key) { return string }
         if let integer = try? decode(Int64.self, forKey: key) { return String(integer) }
@@ -17,7 +16,7 @@ extension KeyedDecodingContainer {
     }
 
     /// An integer, or a string holding one.
-    func lenientInt(_ key: Key) throws -> Int? {
+    package func lenientInt(_ key: Key) throws -> Int? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let integer = try? decode(Int.self, forKey: key) { return integer }
         if let string = try? decode(String.self, forKey: key) {
@@ -27,7 +26,7 @@ extension KeyedDecodingContainer {
     }
 
     /// A boolean: `true`/`false`, `"true"`/`"false"`, `1`/`0` or `"1"`/`"0"`.
-    func lenientBool(_ key: Key) throws -> Bool? {
+    package func lenientBool(_ key: Key) throws -> Bool? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let bool = try? decode(Bool.self, forKey: key) { return bool }
         if let integer = try? decode(Int.self, forKey: key), integer == 0 || integer == 1 { return integer == 1 }
@@ -42,7 +41,7 @@ extension KeyedDecodingContainer {
     }
 
     /// A time in UNIX milliseconds, as an integer or a string of digits (Xcode writes fractions).
-    func lenientMillis(_ key: Key) throws -> Date? {
+    package func lenientMillis(_ key: Key) throws -> Date? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let integer = try? decode(Int64.self, forKey: key) { return try date(milliseconds: Double(integer), key) }
         if let number = try? decode(Double.self, forKey: key), number.isFinite { return try date(milliseconds: number, key) }
@@ -69,7 +68,7 @@ extension KeyedDecodingContainer {
 
     /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds (iOS 6-style
     /// receipts write `expires_date` that way).
-    func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
+    package func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
         if let date = try lenientMillis(msKey) { return date }
         guard contains(plainKey), try !decodeNil(forKey: plainKey) else { return nil }
         if let integer = try? decode(Int64.self, forKey: plainKey) { return try date(milliseconds: Double(integer), plainKey) }
@@ -83,44 +82,18 @@ extension KeyedDecodingContainer {
 }
 
 /// Coding keys built from any string, for reading Apple's snake-case names.
-struct AnyKey: CodingKey, Hashable {
-    let stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { self.stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+package struct AnyKey: CodingKey, Hashable {
+    package let stringValue: String
+    package var intValue: Int? { nil }
+    package init(_ string: String) { self.stringValue = string }
+    package init?(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
 }
 
 extension KeyedDecodingContainer where Key == AnyKey {
-    func lenientString(_ name: String) throws -> String? { try lenientString(AnyKey(name)) }
-    func lenientInt(_ name: String) throws -> Int? { try lenientInt(AnyKey(name)) }
-    func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
-    func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
-}
-
-/// Writing replies back in Apple's spelling: ids, quantities and `_ms` dates as strings,
-/// booleans as `"true"`/`"false"`, each date twice (`name` in GMT and `name_ms`).
-extension KeyedEncodingContainer where Key == AnyKey {
-    mutating func appleString(_ name: String, _ value: String?) throws {
-        guard let value else { return }
-        try encode(value, forKey: AnyKey(name))
-    }
-
-    mutating func appleInt(_ name: String, _ value: Int?) throws {
-        guard let value else { return }
-        try encode(String(value), forKey: AnyKey(name))
-    }
-
-    mutating func appleBool(_ name: String, _ value: Bool?) throws {
-        guard let value else { return }
-        try encode(value ? "true" : "false", forKey: AnyKey(name))
-    }
-
-    /// `name` and `name_ms`, both from the same whole millisecond (see ``CivilTime/AppleDate``).
-    mutating func appleDate(_ name: String, _ value: Date?) throws {
-        guard let value else { return }
-        let date = CivilTime.AppleDate(value)
-        try encode(date.millisecondsText, forKey: AnyKey(name + "_ms"))
-        try encode(date.gmt, forKey: AnyKey(name))
-    }
+    package func lenientString(_ name: String) throws -> String? { try lenientString(AnyKey(name)) }
+    package func lenientInt(_ name: String) throws -> Int? { try lenientInt(AnyKey(name)) }
+    package func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
+    /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds; `<name>_pst` is never read.
+    package func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
 }
