@@ -264,7 +264,7 @@ let package = Package(
             name: "StoreGateCLITests",
             dependencies: [
                 "StoreGateCLI", "StoreGateDevTools", "StoreGateTestSupport", "StoreGateCore",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
+                "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
             ],
             swiftSettings: strictSwift
         ),

@@ -43,7 +43,7 @@ let package = Package(
         fuzzer("fuzz-jws-structure", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-jws-verify", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-request-json", ["StoreGateServer"]),
-        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateAppStoreClient"], logging: true),
+        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateReceipt", "StoreGateAppStoreClient"], logging: true),
         fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),

@@ -30,7 +30,7 @@ enum ReceiptCLI {
         }
 
         let kind = "app_receipt"
-        let receipt: AppleReceiptJSON
+        let receipt: VerifyReceiptReceipt
         let opaque_value: String
         let sha1_hash: String
         let unknown_attributes: [Attribute]
@@ -53,7 +53,7 @@ enum ReceiptCLI {
             ))
         }
         let inspection = Inspection(
-            receipt: decoded.receipt.appleJSON(),
+            receipt: VerifyReceiptReceipt(decoded.receipt),
             opaque_value: Base64.encode(decoded.receipt.opaqueValue),
             sha1_hash: Base64.encode(decoded.receipt.sha1Hash),
             unknown_attributes: decoded.receipt.unknownAttributes.map { .init(type: $0.type, version: $0.version, value_hex: Hex.encode($0.value)) },
@@ -88,7 +88,7 @@ enum ReceiptCLI {
         let steps: [ReceiptVerificationReport.Step]
         let checks: [ExpectationCheck]
         let chain: [ValidatedSigner.CertificateSummary]
-        let receipt: AppleReceiptJSON?
+        let receipt: VerifyReceiptReceipt?
         /// With `--remote`: Apple's verifyReceipt reply, checked and compared.
         var remote: RemoteVerifyCLI.RemoteJSON?
         /// With `--remote`: valid offline and remotely, and both agree.
@@ -103,7 +103,7 @@ enum ReceiptCLI {
             steps = report.steps
             checks = report.checks
             chain = report.signer?.chain ?? []
-            receipt = report.receipt?.appleJSON()
+            receipt = report.receipt.map { VerifyReceiptReceipt($0) }
         }
     }
 

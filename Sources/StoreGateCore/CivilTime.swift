@@ -41,7 +41,11 @@ public enum CivilTime {
 
     /// The fields of `date` shifted by `offsetSeconds` east of UTC, rounded down to the millisecond.
     public static func fields(of date: Date, offsetSeconds: Int = 0) -> Fields {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) + Int64(offsetSeconds) * 1000
+        fields(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) + Int64(offsetSeconds) * 1000)
+    }
+
+    /// The fields of a time in whole milliseconds since 1970.
+    static func fields(milliseconds: Int64) -> Fields {
         var days = milliseconds / 86_400_000
         var remainder = milliseconds % 86_400_000
         if remainder < 0 {
@@ -77,10 +81,54 @@ public enum CivilTime {
         return text.string
     }
 
-    /// `2020-07-22 17:39:08` followed by ` ` and `zone` (verifyReceipt's form), shifted by `offsetSeconds`.
-    public static func appleText(_ date: Date, offsetSeconds: Int = 0, zone: String) -> String {
+    /// One date as verifyReceipt spells it: `x` (`2020-07-22 17:39:08 Etc/GMT`), `x_ms`
+    /// (`1595439548000`) and `x_pst` (`2020-07-22 10:39:08 America/Los_Angeles`).
+    ///
+    /// The one rounding rule of Apple's spellings: the date is rounded to the nearest whole
+    /// millisecond (a half away from zero) once, and all three spellings are made from that
+    /// millisecond, so `x` never names another second than `x_ms` (a `.9995` fraction once
+    /// rounded up in one and was cut down in the other). Apple's own dates are whole
+    /// milliseconds, which every rule keeps as they are.
+    public struct AppleDate: Hashable, Sendable {
+        /// Milliseconds since 1970: what `x_ms` holds, and what `x` and `x_pst` spell.
+        public let milliseconds: Int64
+
+        /// `date` rounded to the nearest millisecond (clamped to what an `Int64` holds).
+        public init(_ date: Date) {
+            let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+            self.milliseconds = Int64(exactly: milliseconds) ?? (milliseconds < 0 ? .min : .max)
+        }
+
+        /// A time already in whole milliseconds since 1970.
+        public init(milliseconds: Int64) {
+            self.milliseconds = milliseconds
+        }
+
+        /// The date these spellings name.
+        public var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+
+        /// `x_ms`: `1595439548000`.
+        public var millisecondsText: String { String(milliseconds) }
+
+        /// `x`: `2020-07-22 17:39:08 Etc/GMT`.
+        public var gmt: String { CivilTime.appleText(milliseconds: milliseconds, zone: "Etc/GMT") }
+
+        /// `x_pst`: `2020-07-22 10:39:08 America/Los_Angeles` (daylight saving time included;
+        /// a fixed -08:00 when the time zone database is unavailable).
+        public var pst: String {
+            let offset = AppleDate.pacific?.secondsFromGMT(for: date) ?? -8 * 3600
+            return CivilTime.appleText(milliseconds: milliseconds, offsetSeconds: offset, zone: "America/Los_Angeles")
+        }
+
+        private static let pacific = TimeZone(identifier: "America/Los_Angeles")
+    }
+
+    /// `2020-07-22 17:39:08` followed by ` ` and `zone` (verifyReceipt's form) of a time in
+    /// whole milliseconds since 1970, shifted by `offsetSeconds`.
+    public static func appleText(milliseconds: Int64, offsetSeconds: Int = 0, zone: String) -> String {
         var text = TextBytes(capacity: 20 + zone.utf8.count)
-        text.date(fields(of: date, offsetSeconds: offsetSeconds), separator: " ")
+        let (shifted, overflow) = milliseconds.addingReportingOverflow(Int64(offsetSeconds) * 1000)
+        text.date(fields(milliseconds: overflow ? milliseconds : shifted), separator: " ")
         text.byte(" ")
         text.bytes.append(contentsOf: zone.utf8)
         return text.string

@@ -2,176 +2,119 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v1` takes.
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v1` takes, with Core's
+/// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
 ///
-/// Hand-written (Foundation's encoder costs more than the database call on this path):
-/// strings escaped per RFC 8259, bytes as hexadecimal, dates as milliseconds, absent values
-/// as `null`.
-struct PostgresPlanJSON {
-    private var text = ""
-
+/// The function reads members with `->>`, so what matters is each value's type: strings
+/// escaped per RFC 8259, bytes as hexadecimal strings, dates as integer milliseconds, booleans
+/// as `true`/`false`, and absent values as `null`. `proof` and `notification` are left out
+/// when the plan has none (the function tests `plan->'proof' IS NOT NULL`).
+enum PostgresPlanJSON {
     /// The document for `plan`, with the revisions of the transactions it read and the
     /// unowned families whose owner it relied on.
     static func encode(_ plan: LedgerWritePlan, revisions: [TransactionKey: Int64], unownedFamilies: [FamilyKey], now: Int64) -> String {
-        var json = PostgresPlanJSON()
-        json.text.reserveCapacity(1024 + (plan.proof?.sealed?.combined.count ?? 0) * 2)
-        json.text += #"{"now":\#(now)"#
-        if let proof = plan.proof {
-            json.text += #","proof":{"digest":"\#(Hex.encode(proof.digest.bytes))","kind":"#
-            json.string(proof.kind.rawValue)
-            json.text += #","environment":"#
-            json.string(proof.environment.rawValue)
-            json.text += #","key_id":"#
-            json.string(proof.sealed?.keyID)
-            json.text += #","sealed":"#
-            json.bytes(proof.sealed?.combined)
-            json.text += #","received_at":\#(proof.receivedAt.ledgerMilliseconds)}"#
-        }
-        if let notification = plan.notification {
-            let summary = notification.summary
-            json.text += #","notification":{"notification_uuid":"#
-            json.string(summary.notificationUUID)
-            json.text += #","environment":"#
-            json.string(summary.environment.rawValue)
-            json.text += #","notification_type":"#
-            json.string(summary.notificationType)
-            json.text += #","subtype":"#
-            json.string(summary.subtype)
-            json.text += #","signed_date":\#(summary.signedDate.ledgerMilliseconds),"transaction_id":"#
-            json.string(summary.transactionId)
-            json.text += #","original_transaction_id":"#
-            json.string(summary.originalTransactionId)
-            json.text += #","proof_digest":"\#(Hex.encode(notification.proofDigest.bytes))"}"#
-        }
-        json.array("unowned_families", unownedFamilies) { json, key in json.family(key, account: nil) }
-        json.array("family_inserts", plan.familyInserts) { json, family in json.family(family.key, account: family.account) }
-        json.array("family_claims", plan.familyClaims) { json, family in json.family(family.key, account: family.account) }
-        json.array("transaction_inserts", plan.transactionInserts) { json, row in json.transaction(row, revision: nil) }
-        json.array("transaction_updates", plan.transactionUpdates) { json, row in json.transaction(row, revision: revisions[row.key] ?? -1) }
-        json.array("renewals", plan.renewals) { json, renewal in json.renewal(renewal) }
-        json.array("balance_deltas", plan.balanceDeltas) { json, delta in
-            json.text += #"{"account_id":"#
-            json.string(delta.key.account.rawValue)
-            json.text += #","product_id":"#
-            json.string(delta.key.productId)
-            json.text += #","purchased":\#(delta.purchased),"refunded":\#(delta.refunded)}"#
-        }
-        json.text += "}"
-        return json.text
-    }
-
-    private mutating func array<T>(_ name: String, _ items: [T], _ element: (inout PostgresPlanJSON, T) -> Void) {
-        text += #","\#(name)":["#
-        for (index, item) in items.enumerated() {
-            if index > 0 { text += "," }
-            element(&self, item)
-        }
-        text += "]"
-    }
-
-    private mutating func family(_ key: FamilyKey, account: AccountID?) {
-        text += #"{"environment":"#
-        string(key.environment.rawValue)
-        text += #","original_transaction_id":"#
-        string(key.originalTransactionId)
-        text += #","account_id":"#
-        string(account?.rawValue)
-        text += "}"
-    }
-
-    private mutating func transaction(_ row: TransactionRow, revision: Int64?) {
-        let value = row.value
-        text += #"{"environment":"#
-        string(value.environment.rawValue)
-        text += #","transaction_id":"#
-        string(value.transactionId)
-        text += #","original_transaction_id":"#
-        string(value.originalTransactionId)
-        text += #","account_id":"#
-        string(value.account?.rawValue)
-        text += #","bundle_id":"#
-        string(value.bundleId)
-        text += #","product_id":"#
-        string(value.productId)
-        text += #","product_type":"#
-        string(value.productType.rawValue)
-        text += #","has_apple_metadata":\#(row.hasAppleMetadata),"subscription_group":"#
-        string(value.subscriptionGroup)
-        text += #","quantity":\#(value.quantity),"purchase_date":\#(value.purchaseDate.ledgerMilliseconds)"#
-        text += #","original_purchase_date":"#
-        number(value.originalPurchaseDate?.ledgerMilliseconds)
-        text += #","expires_date":"#
-        number(value.expiresDate?.ledgerMilliseconds)
-        text += #","revocation_date":"#
-        number(value.revocationDate?.ledgerMilliseconds)
-        text += #","revocation_reason":"#
-        number(value.revocationReason.map(Int64.init))
-        text += #","is_upgraded":\#(value.isUpgraded),"web_order_line_item_id":"#
-        string(value.webOrderLineItemId)
-        text += #","app_account_token":"#
-        string(value.appAccountToken?.uuidString)
-        text += #","observed_at":\#(value.observedAt.ledgerMilliseconds),"source":"#
-        string(value.source.rawValue)
-        text += #","proof_digest":"#
-        bytes(value.proofDigest?.bytes)
-        if let revision { text += #","revision":\#(revision)"# }
-        text += "}"
-    }
-
-    private mutating func renewal(_ renewal: RenewalRow) {
-        text += #"{"environment":"#
-        string(renewal.key.environment.rawValue)
-        text += #","original_transaction_id":"#
-        string(renewal.key.originalTransactionId)
-        text += #","product_id":"#
-        string(renewal.productId)
-        text += #","auto_renew_product_id":"#
-        string(renewal.autoRenewProductId)
-        text += #","will_auto_renew":\#(renewal.willAutoRenew),"expiration_intent":"#
-        number(renewal.expirationIntent.map(Int64.init))
-        text += #","is_in_billing_retry_period":\#(renewal.isInBillingRetryPeriod),"grace_period_expires_date":"#
-        number(renewal.gracePeriodExpiresDate?.ledgerMilliseconds)
-        text += #","renewal_date":"#
-        number(renewal.renewalDate?.ledgerMilliseconds)
-        text += #","observed_at":\#(renewal.observedAt.ledgerMilliseconds),"tiebreak":"#
-        string(renewal.tiebreak)
-        text += "}"
-    }
-
-    private mutating func number(_ value: Int64?) {
-        if let value { text += String(value) } else { text += "null" }
-    }
-
-    private mutating func bytes(_ value: [UInt8]?) {
-        if let value { text += "\"\(Hex.encode(value))\"" } else { text += "null" }
-    }
-
-    /// A JSON string (or `null`), escaping quotes, backslashes and control characters.
-    private mutating func string(_ value: String?) {
-        guard let value else {
-            text += "null"
-            return
-        }
-        text += "\""
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            text += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": text += "\\\""
-                case "\\": text += "\\\\"
-                case "\n": text += "\\n"
-                case "\r": text += "\\r"
-                case "\t": text += "\\t"
-                default:
-                    if scalar.value < 0x20 {
-                        text += "\\u00" + Hex.encode([UInt8(scalar.value)])
-                    } else {
-                        text.unicodeScalars.append(scalar)
-                    }
+        var json = JSONWriter(capacity: 1024 + (plan.proof?.sealed?.combined.count ?? 0) * 2)
+        json.object { json in
+            json.member("now", now)
+            if let proof = plan.proof {
+                json.key("proof")
+                json.object { json in
+                    json.member("digest", hex: proof.digest.bytes)
+                    json.member("kind", proof.kind.rawValue)
+                    json.member("environment", proof.environment.rawValue)
+                    json.nullableMember("key_id", proof.sealed?.keyID)
+                    json.nullableMember("sealed", hex: proof.sealed?.combined)
+                    json.member("received_at", proof.receivedAt.ledgerMilliseconds)
+                }
+            }
+            if let notification = plan.notification {
+                let summary = notification.summary
+                json.key("notification")
+                json.object { json in
+                    json.member("notification_uuid", summary.notificationUUID)
+                    json.member("environment", summary.environment.rawValue)
+                    json.member("notification_type", summary.notificationType)
+                    json.nullableMember("subtype", summary.subtype)
+                    json.member("signed_date", summary.signedDate.ledgerMilliseconds)
+                    json.nullableMember("transaction_id", summary.transactionId)
+                    json.nullableMember("original_transaction_id", summary.originalTransactionId)
+                    json.member("proof_digest", hex: notification.proofDigest.bytes)
+                }
+            }
+            json.key("unowned_families")
+            json.array(unownedFamilies) { json, key in Self.family(key, account: nil, to: &json) }
+            json.key("family_inserts")
+            json.array(plan.familyInserts) { json, family in Self.family(family.key, account: family.account, to: &json) }
+            json.key("family_claims")
+            json.array(plan.familyClaims) { json, family in Self.family(family.key, account: family.account, to: &json) }
+            json.key("transaction_inserts")
+            json.array(plan.transactionInserts) { json, row in Self.transaction(row, revision: nil, to: &json) }
+            json.key("transaction_updates")
+            json.array(plan.transactionUpdates) { json, row in Self.transaction(row, revision: revisions[row.key] ?? -1, to: &json) }
+            json.key("renewals")
+            json.array(plan.renewals) { json, row in Self.renewal(row, to: &json) }
+            json.key("balance_deltas")
+            json.array(plan.balanceDeltas) { json, delta in
+                json.object { json in
+                    json.member("account_id", delta.key.account.rawValue)
+                    json.member("product_id", delta.key.productId)
+                    json.member("purchased", delta.purchased)
+                    json.member("refunded", delta.refunded)
                 }
             }
         }
-        text += "\""
+        return json.text
+    }
+
+    private static func family(_ key: FamilyKey, account: AccountID?, to json: inout JSONWriter) {
+        json.object { json in
+            json.member("environment", key.environment.rawValue)
+            json.member("original_transaction_id", key.originalTransactionId)
+            json.nullableMember("account_id", account?.rawValue)
+        }
+    }
+
+    private static func transaction(_ row: TransactionRow, revision: Int64?, to json: inout JSONWriter) {
+        let value = row.value
+        json.object { json in
+            json.member("environment", value.environment.rawValue)
+            json.member("transaction_id", value.transactionId)
+            json.member("original_transaction_id", value.originalTransactionId)
+            json.nullableMember("account_id", value.account?.rawValue)
+            json.member("bundle_id", value.bundleId)
+            json.member("product_id", value.productId)
+            json.member("product_type", value.productType.rawValue)
+            json.member("has_apple_metadata", row.hasAppleMetadata)
+            json.member("subscription_group", value.subscriptionGroup)
+            json.member("quantity", value.quantity)
+            json.member("purchase_date", value.purchaseDate.ledgerMilliseconds)
+            json.nullableMember("original_purchase_date", value.originalPurchaseDate?.ledgerMilliseconds)
+            json.nullableMember("expires_date", value.expiresDate?.ledgerMilliseconds)
+            json.nullableMember("revocation_date", value.revocationDate?.ledgerMilliseconds)
+            json.nullableMember("revocation_reason", value.revocationReason.map(Int64.init))
+            json.member("is_upgraded", value.isUpgraded)
+            json.nullableMember("web_order_line_item_id", value.webOrderLineItemId)
+            json.nullableMember("app_account_token", value.appAccountToken?.uuidString)
+            json.member("observed_at", value.observedAt.ledgerMilliseconds)
+            json.member("source", value.source.rawValue)
+            json.nullableMember("proof_digest", hex: value.proofDigest?.bytes)
+            if let revision { json.member("revision", revision) }
+        }
+    }
+
+    private static func renewal(_ renewal: RenewalRow, to json: inout JSONWriter) {
+        json.object { json in
+            json.member("environment", renewal.key.environment.rawValue)
+            json.member("original_transaction_id", renewal.key.originalTransactionId)
+            json.member("product_id", renewal.productId)
+            json.nullableMember("auto_renew_product_id", renewal.autoRenewProductId)
+            json.member("will_auto_renew", renewal.willAutoRenew)
+            json.nullableMember("expiration_intent", renewal.expirationIntent.map(Int64.init))
+            json.member("is_in_billing_retry_period", renewal.isInBillingRetryPeriod)
+            json.nullableMember("grace_period_expires_date", renewal.gracePeriodExpiresDate?.ledgerMilliseconds)
+            json.nullableMember("renewal_date", renewal.renewalDate?.ledgerMilliseconds)
+            json.member("observed_at", renewal.observedAt.ledgerMilliseconds)
+            json.member("tiebreak", renewal.tiebreak)
+        }
     }
 }

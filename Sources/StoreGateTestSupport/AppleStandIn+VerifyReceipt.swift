@@ -88,7 +88,7 @@ extension AppleStandIn {
             (state.forgedReply, state.forcedStatus[environment], call.receiptData.flatMap { state.receipts[$0] })
         }
         if let forged {
-            return Self.json(try forged.jsonBytes())
+            return Self.json(forged.jsonBytes())
         }
         if let forced {
             return Self.json("{\"status\":\(forced.rawValue),\"environment\":\"\(environment.rawValue)\"}")
@@ -109,7 +109,7 @@ extension AppleStandIn {
         if let secret = registered.sharedSecret, call.password != secret {
             return Self.json("{\"status\":21004,\"environment\":\"\(environment.rawValue)\"}")
         }
-        return Self.json(try registered.reply.jsonBytes())
+        return Self.json(registered.reply.jsonBytes())
     }
 
     private static func parseCall(_ body: [UInt8], environment: AppStoreEnvironment) -> VerifyReceiptCall {

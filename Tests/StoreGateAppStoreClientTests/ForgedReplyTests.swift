@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateReceipt
 import StoreGateTestSupport
 import Testing
 

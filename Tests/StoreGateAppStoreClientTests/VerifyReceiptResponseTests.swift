@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateReceipt
 import StoreGateTestSupport
 import Testing
 
@@ -101,9 +102,9 @@ struct VerifyReceiptResponseTests {
     @Test("a reply written back in Apple's spelling reads the same")
     func roundTrip() throws {
         let reply = sampleReply()
-        let again = try VerifyReceiptResponse.decode(try reply.jsonBytes())
+        let again = try VerifyReceiptResponse.decode(reply.jsonBytes())
         #expect(again == reply)
-        let text = String(decoding: try reply.jsonBytes(), as: UTF8.self)
+        let text = String(decoding: reply.jsonBytes(), as: UTF8.self)
         #expect(text.contains(#""purchase_date_ms":"1600000000000""#))
         #expect(text.contains(#""quantity":"2""#))
     }

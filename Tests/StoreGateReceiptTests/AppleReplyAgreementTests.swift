@@ -14,7 +14,7 @@ struct AppleReplyAgreementTests {
     static func ours() throws -> [String: Any] {
         let bytes = try #require(Fixtures.bytes("receipts/revenuecat-ios-sandbox-2020-sha1-9iap.der"))
         let receipt = try UnverifiedReceipt(der: bytes).receipt
-        let data = try JSONEncoder().encode(receipt.appleJSON())
+        let data = try JSONEncoder().encode(VerifyReceiptReceipt(receipt))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 

@@ -41,6 +41,10 @@ struct LegacyVerifyReceiptTests {
             #expect(json["latest_receipt_info"] == nil)
             #expect(json["pending_renewal_info"] == nil)
             #expect(try await ledger.transaction("5100000000000001", in: .test) == nil, "the drop-in records nothing")
+            // The same writer as a reply from Apple written back: the client reads the drop-in's
+            // reply and writes it again byte for byte.
+            let body = Array(response.body.readableBytesView)
+            #expect(try VerifyReceiptResponse.decode(body).jsonBytes() == body)
         }
     }
 

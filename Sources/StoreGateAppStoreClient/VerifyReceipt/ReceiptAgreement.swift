@@ -1,4 +1,5 @@
 public import StoreGateCore
+import StoreGateReceipt
 
 /// What the offline verification of a receipt established, as plain values: the input of the
 /// agreement check. Build it from StoreGate's offline verdict (``init(proof:)``) or from

@@ -1,4 +1,6 @@
 public import Foundation
+package import StoreGateCore
+import StoreGateReceipt
 
 /// One entry of a verifyReceipt reply's `pending_renewal_info`: what an auto-renewable
 /// subscription will do at its next renewal. Unverified; unknown keys are ignored.
@@ -54,6 +56,7 @@ public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
         self.priceIncreaseStatus = priceIncreaseStatus
     }
 
+    /// Decodes an entry as Apple spells it, leniently.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         autoRenewProductId = try c.lenientString("auto_renew_product_id")
@@ -69,18 +72,28 @@ public struct VerifyReceiptPendingRenewal: Sendable, Hashable, Codable {
         priceIncreaseStatus = try c.lenientInt("price_increase_status")
     }
 
+    /// Encodes the entry in Apple's spelling, as ``write(to:)`` writes it.
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.appleString("auto_renew_product_id", autoRenewProductId)
-        try c.appleString("auto_renew_status", autoRenewStatus.map { $0 ? "1" : "0" })
-        try c.appleInt("expiration_intent", expirationIntent)
-        try c.appleDate("grace_period_expires_date", gracePeriodExpiresDate)
-        try c.appleString("is_in_billing_retry_period", isInBillingRetryPeriod.map { $0 ? "1" : "0" })
-        try c.appleString("offer_code_ref_name", offerCodeRefName)
-        try c.appleString("original_transaction_id", originalTransactionId)
-        try c.appleInt("price_consent_status", priceConsentStatus)
-        try c.appleString("product_id", productId)
-        try c.appleString("promotional_offer_id", promotionalOfferId)
-        try c.appleInt("price_increase_status", priceIncreaseStatus)
+        try encodeAsWritten(to: encoder)
+    }
+}
+
+extension VerifyReceiptPendingRenewal: JSONWritable {
+    /// The entry in Apple's spelling: flags as `"1"`/`"0"`, numbers as strings, the grace
+    /// period's end as `x`, `x_ms` and `x_pst`.
+    package func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("auto_renew_product_id", autoRenewProductId)
+            json.member("auto_renew_status", autoRenewStatus.map { $0 ? "1" : "0" })
+            json.appleInteger("expiration_intent", expirationIntent)
+            json.appleDate("grace_period_expires_date", gracePeriodExpiresDate)
+            json.member("is_in_billing_retry_period", isInBillingRetryPeriod.map { $0 ? "1" : "0" })
+            json.member("offer_code_ref_name", offerCodeRefName)
+            json.member("original_transaction_id", originalTransactionId)
+            json.appleInteger("price_consent_status", priceConsentStatus)
+            json.member("product_id", productId)
+            json.member("promotional_offer_id", promotionalOfferId)
+            json.appleInteger("price_increase_status", priceIncreaseStatus)
+        }
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 public import StoreGateCore
+public import StoreGateReceipt
 
 /// A verifyReceipt reply that describes the expected purchase: the only form in which
 /// StoreGate treats Apple's answer as evidence.

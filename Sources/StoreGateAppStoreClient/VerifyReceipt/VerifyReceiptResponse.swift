@@ -1,5 +1,6 @@
 import Foundation
 public import StoreGateCore
+public import StoreGateReceipt
 
 /// A verifyReceipt reply, decoded but not yet believed.
 ///
@@ -41,24 +42,19 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
         self.isRetryableHint = isRetryableHint
     }
 
+    /// Encodes the reply in Apple's spelling, as ``jsonBytes()`` writes it.
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(status.rawValue, forKey: AnyKey("status"))
-        try c.appleString("environment", environment?.rawValue)
-        if let receipt { try c.encode(receipt, forKey: AnyKey("receipt")) }
-        if !latestReceiptInfo.isEmpty { try c.encode(latestReceiptInfo, forKey: AnyKey("latest_receipt_info")) }
-        if !pendingRenewalInfo.isEmpty { try c.encode(pendingRenewalInfo, forKey: AnyKey("pending_renewal_info")) }
-        try c.appleString("latest_receipt", latestReceipt)
-        if let isRetryableHint { try c.encode(isRetryableHint, forKey: AnyKey("is-retryable")) }
+        try encodeAsWritten(to: encoder)
     }
 
-    /// The reply as JSON in Apple's spelling (what a stand-in for Apple answers).
-    public func jsonBytes() throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(self))
+    /// The reply as JSON in Apple's spelling and member order (what a stand-in for Apple, and
+    /// the service's `/verifyReceipt` drop-in, answer): the receipt and purchases as
+    /// ``VerifyReceiptReceipt`` and ``VerifyReceiptTransaction`` write them.
+    public func jsonBytes() -> [UInt8] {
+        JSONWriter.encode(self, capacity: 4096)
     }
 
+    /// Decodes a reply as Apple spells it, leniently (see the type's discussion).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         guard let status = try c.lenientInt("status") else {
@@ -91,6 +87,22 @@ public struct VerifyReceiptResponse: Sendable, Hashable, Codable {
             throw AppStoreClientError(.malformedReply, reason: "verifyReceipt reply: \(DecodingErrorSummary(error))")
         } catch {
             throw AppStoreClientError(.malformedReply, reason: "verifyReceipt reply is not JSON")
+        }
+    }
+}
+
+extension VerifyReceiptResponse: JSONWritable {
+    /// `status`, `environment`, `receipt`, `latest_receipt_info`, `pending_renewal_info`,
+    /// `latest_receipt` and `is-retryable`, each only when present (empty lists left out).
+    package func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("status", status.rawValue)
+            json.member("environment", environment?.rawValue)
+            json.member("receipt", receipt)
+            if !latestReceiptInfo.isEmpty { json.member("latest_receipt_info", latestReceiptInfo) }
+            if !pendingRenewalInfo.isEmpty { json.member("pending_renewal_info", pendingRenewalInfo) }
+            json.member("latest_receipt", latestReceipt)
+            json.member("is-retryable", isRetryableHint)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 public import HTTPTypes
 public import Hummingbird
+import StoreGateCore
 
 /// An error reply: an HTTP status and a JSON body with a stable `code` and a `message`.
 ///

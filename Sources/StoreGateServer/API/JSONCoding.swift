@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import StoreGateCore
 
 /// JSON replies, written by ``JSONWriter``; `application/json`.
 enum JSONReply {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import StoreGateCore
 import StoreGateLedger
 
 /// `POST /v1/accounts/{account}/consumables/{productId}/consume` (`ConsumeRequest`).

@@ -42,7 +42,7 @@ struct ReceiptVerifyReply: JSONWritable {
     let bundleId: String
     let account: String
     /// The decoded receipt, in the shape of Apple's verifyReceipt `receipt` object.
-    let receipt: AppleReceiptJSON
+    let receipt: VerifyReceiptReceipt
     let checks: [ExpectationCheck]
     let recorded: RecordedReply
     let entitlements: EntitlementsReply
@@ -78,7 +78,7 @@ extension Endpoints {
             environment: verified.environment.rawValue,
             bundleId: verified.receipt.bundleId,
             account: account.rawValue,
-            receipt: verified.receipt.appleJSON(),
+            receipt: VerifyReceiptReceipt(verified.receipt),
             checks: verified.checks,
             recorded: RecordedReply(outcome),
             entitlements: EntitlementsReply(entitlements)

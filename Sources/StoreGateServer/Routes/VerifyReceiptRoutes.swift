@@ -5,42 +5,6 @@ import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateReceipt
 
-/// The reply of the `/verifyReceipt` drop-in, in Apple's shape and member names.
-struct LegacyVerifyReceiptReply: JSONWritable {
-    let status: Int
-    let environment: String?
-    let receipt: AppleReceiptJSON?
-    let latestReceiptInfo: [AppleInAppJSON]?
-    let latestReceipt: String?
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("status", status)
-            json.member("environment", environment)
-            json.member("receipt", receipt)
-            if let latestReceiptInfo { json.member("latest_receipt_info", latestReceiptInfo) }
-            json.member("latest_receipt", latestReceipt)
-        }
-    }
-
-    /// A reply with only a status (every status but 0).
-    init(status: VerifyReceiptStatus) {
-        self.status = status.rawValue
-        self.environment = nil
-        self.receipt = nil
-        self.latestReceiptInfo = nil
-        self.latestReceipt = nil
-    }
-
-    init(status: VerifyReceiptStatus, environment: String?, receipt: AppleReceiptJSON?, latestReceiptInfo: [AppleInAppJSON]?, latestReceipt: String?) {
-        self.status = status.rawValue
-        self.environment = environment
-        self.receipt = receipt
-        self.latestReceiptInfo = latestReceiptInfo
-        self.latestReceipt = latestReceipt
-    }
-}
-
 extension Endpoints {
     /// Every environment a receipt can report; the drop-in accepts them all at verification
     /// and maps the ones not configured to Apple's 21007/21008.
@@ -70,23 +34,23 @@ extension Endpoints {
         // shared secret is what authenticates the request.
         if let sharedSecret = configuration.sharedSecret {
             if let password = input.password, !Self.secretsMatch(password, sharedSecret.value) {
-                return JSONReply.response(LegacyVerifyReceiptReply(status: .sharedSecretMismatch))
+                return JSONReply.response(VerifyReceiptResponse(status: .sharedSecretMismatch))
             }
             if input.password == nil, !hasKey {
-                return JSONReply.response(LegacyVerifyReceiptReply(status: .sharedSecretMismatch))
+                return JSONReply.response(VerifyReceiptResponse(status: .sharedSecretMismatch))
             }
         } else if !hasKey {
             throw APIError.unauthorized("send an API key (Authorization: Bearer <key>), or configure STOREGATE_SHARED_SECRET and send it as 'password'")
         }
         let start = DispatchTime.now().uptimeNanoseconds
         let reply = await legacyReply(input)
-        metrics.verification("verify_receipt", reply.status == 0 ? .valid : .invalid, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
+        metrics.verification("verify_receipt", reply.status == .valid ? .valid : .invalid, nanoseconds: DispatchTime.now().uptimeNanoseconds &- start)
         return JSONReply.response(reply)
     }
 
     /// `GET /verifyReceipt` gets Apple's 21000 ("not a POST").
     @Sendable func verifyReceiptWrongMethod(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        JSONReply.response(LegacyVerifyReceiptReply(status: .notPost))
+        JSONReply.response(VerifyReceiptResponse(status: .notPost))
     }
 
     /// Apple's request members, read as leniently as Apple reads them.
@@ -109,9 +73,11 @@ extension Endpoints {
         }
     }
 
-    private func legacyReply(_ input: LegacyRequest) async -> LegacyVerifyReceiptReply {
+    /// The drop-in's reply: Apple's verifyReceipt reply, written by the same writer as a reply
+    /// from Apple written back (``VerifyReceiptResponse``).
+    private func legacyReply(_ input: LegacyRequest) async -> VerifyReceiptResponse {
         guard let receiptData = input.receiptData, !receiptData.isEmpty else {
-            return LegacyVerifyReceiptReply(status: .malformedReceiptData)
+            return VerifyReceiptResponse(status: .malformedReceiptData)
         }
         let verified: VerifiedReceipt
         do throws(APIError) {
@@ -119,13 +85,13 @@ extension Endpoints {
             request.rejectsExpiredReceipt = false
             verified = try await verification.verifyReceipt(base64: receiptData, request)
         } catch {
-            return LegacyVerifyReceiptReply(status: Self.legacyStatus(error))
+            return VerifyReceiptResponse(status: Self.legacyStatus(error))
         }
         guard verification.environments.contains(verified.environment) else {
             switch verified.environment {
-            case .sandbox: return LegacyVerifyReceiptReply(status: .sandboxReceiptSentToProduction)
-            case .production: return LegacyVerifyReceiptReply(status: .productionReceiptSentToSandbox)
-            default: return LegacyVerifyReceiptReply(status: .notAuthenticated)
+            case .sandbox: return VerifyReceiptResponse(status: .sandboxReceiptSentToProduction)
+            case .production: return VerifyReceiptResponse(status: .productionReceiptSentToSandbox)
+            default: return VerifyReceiptResponse(status: .notAuthenticated)
             }
         }
         let receipt = verified.receipt
@@ -142,11 +108,11 @@ extension Endpoints {
             }
             latest = entries
         }
-        return LegacyVerifyReceiptReply(
+        return VerifyReceiptResponse(
             status: .valid,
-            environment: verified.environment.rawValue,
-            receipt: receipt.appleJSON(requestDate: now()),
-            latestReceiptInfo: latest?.map(\.appleJSON),
+            environment: verified.environment,
+            receipt: VerifyReceiptReceipt(receipt, requestDate: now()),
+            latestReceiptInfo: latest?.map(VerifyReceiptTransaction.init) ?? [],
             latestReceipt: latest == nil ? nil : receiptData
         )
     }

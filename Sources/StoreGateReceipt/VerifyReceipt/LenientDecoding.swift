@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// verifyReceipt replies spell the same field as a string in one reply and a number in
 /// another (`"quantity": "1"` and `"quantity": 1`; ids and `_ms` dates likewise; booleans as
@@ -7,7 +7,7 @@ import Foundation
 /// JSON type; when no probe fits, the reader throws.
 extension KeyedDecodingContainer {
     /// A string, or an integer written as its decimal digits.
-    func lenientString(_ key: Key) throws -> String? {
+    package func lenientString(_ key: Key) throws -> String? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let string = try? decode(String.self, forKey: key) { return string }
         if let integer = try? decode(Int64.self, forKey: key) { return String(integer) }
@@ -16,7 +16,7 @@ extension KeyedDecodingContainer {
     }
 
     /// An integer, or a string holding one.
-    func lenientInt(_ key: Key) throws -> Int? {
+    package func lenientInt(_ key: Key) throws -> Int? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let integer = try? decode(Int.self, forKey: key) { return integer }
         if let string = try? decode(String.self, forKey: key) {
@@ -26,7 +26,7 @@ extension KeyedDecodingContainer {
     }
 
     /// A boolean: `true`/`false`, `"true"`/`"false"`, `1`/`0` or `"1"`/`"0"`.
-    func lenientBool(_ key: Key) throws -> Bool? {
+    package func lenientBool(_ key: Key) throws -> Bool? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let bool = try? decode(Bool.self, forKey: key) { return bool }
         if let integer = try? decode(Int.self, forKey: key), integer == 0 || integer == 1 { return integer == 1 }
@@ -41,7 +41,7 @@ extension KeyedDecodingContainer {
     }
 
     /// A time in UNIX milliseconds, as an integer or a string of digits (Xcode writes fractions).
-    func lenientMillis(_ key: Key) throws -> Date? {
+    package func lenientMillis(_ key: Key) throws -> Date? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let integer = try? decode(Int64.self, forKey: key) { return try date(milliseconds: Double(integer), key) }
         if let number = try? decode(Double.self, forKey: key), number.isFinite { return try date(milliseconds: number, key) }
@@ -68,7 +68,7 @@ extension KeyedDecodingContainer {
 
     /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds (iOS 6-style
     /// receipts write `expires_date` that way).
-    func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
+    package func lenientDate(ms msKey: Key, plain plainKey: Key) throws -> Date? {
         if let date = try lenientMillis(msKey) { return date }
         guard contains(plainKey), try !decodeNil(forKey: plainKey) else { return nil }
         if let integer = try? decode(Int64.self, forKey: plainKey) { return try date(milliseconds: Double(integer), plainKey) }
@@ -82,59 +82,18 @@ extension KeyedDecodingContainer {
 }
 
 /// Coding keys built from any string, for reading Apple's snake-case names.
-struct AnyKey: CodingKey, Hashable {
-    let stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { self.stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+package struct AnyKey: CodingKey, Hashable {
+    package let stringValue: String
+    package var intValue: Int? { nil }
+    package init(_ string: String) { self.stringValue = string }
+    package init?(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
 }
 
 extension KeyedDecodingContainer where Key == AnyKey {
-    func lenientString(_ name: String) throws -> String? { try lenientString(AnyKey(name)) }
-    func lenientInt(_ name: String) throws -> Int? { try lenientInt(AnyKey(name)) }
-    func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
-    func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
-}
-
-/// Writing replies back in Apple's spelling: ids, quantities and `_ms` dates as strings,
-/// booleans as `"true"`/`"false"`, each date twice (`name` in GMT and `name_ms`).
-extension KeyedEncodingContainer where Key == AnyKey {
-    mutating func appleString(_ name: String, _ value: String?) throws {
-        guard let value else { return }
-        try encode(value, forKey: AnyKey(name))
-    }
-
-    mutating func appleInt(_ name: String, _ value: Int?) throws {
-        guard let value else { return }
-        try encode(String(value), forKey: AnyKey(name))
-    }
-
-    mutating func appleBool(_ name: String, _ value: Bool?) throws {
-        guard let value else { return }
-        try encode(value ? "true" : "false", forKey: AnyKey(name))
-    }
-
-    mutating func appleDate(_ name: String, _ value: Date?) throws {
-        guard let value else { return }
-        // Both spellings from the same whole millisecond, so `name` never names another second
-        // than `name_ms` (a .9995 fraction rounds up in one and was cut down in the other).
-        let milliseconds = Int64((value.timeIntervalSince1970 * 1000).rounded())
-        try encode(String(milliseconds), forKey: AnyKey(name + "_ms"))
-        try encode(AppleGMT.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)), forKey: AnyKey(name))
-    }
-}
-
-/// Apple's `2020-11-08 16:00:57 Etc/GMT` date spelling.
-enum AppleGMT {
-    static func format(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT") ?? calendar.timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String {
-            let text = String(value ?? 0)
-            return text.count < 2 ? "0" + text : text
-        }
-        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) Etc/GMT"
-    }
+    package func lenientString(_ name: String) throws -> String? { try lenientString(AnyKey(name)) }
+    package func lenientInt(_ name: String) throws -> Int? { try lenientInt(AnyKey(name)) }
+    package func lenientBool(_ name: String) throws -> Bool? { try lenientBool(AnyKey(name)) }
+    /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds; `<name>_pst` is never read.
+    package func lenientDate(_ name: String) throws -> Date? { try lenientDate(ms: AnyKey(name + "_ms"), plain: AnyKey(name)) }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+package import StoreGateCore
 
 /// The `receipt` object of a verifyReceipt reply: Apple's decoding of the receipt that was sent.
 ///
@@ -6,6 +7,13 @@ public import Foundation
 /// and the purchases in `in_app`. iOS 6-style transaction receipts describe one purchase at
 /// the top level (`bid`, `bvrs`, `transaction_id`, `product_id`, …); that purchase is
 /// ``legacyTransaction``. Unknown keys are ignored.
+///
+/// The one shape of verifyReceipt's `receipt` object in StoreGate: Apple's reply decodes into
+/// it, a receipt decoded offline becomes one (``init(_:requestDate:)``, what `storegate
+/// inspect` prints and the service's replies embed), and either is written back in Apple's
+/// spelling by the same writer: Apple's member names and order, `adam_id`-style ids as
+/// numbers, each date as `x`, `x_ms` and `x_pst` from one whole millisecond. Encoding gives
+/// the same members.
 public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
     /// `Production`, `ProductionSandbox`, `ProductionVPP`, `ProductionVPPSandbox`.
     public var receiptType: String?
@@ -78,6 +86,7 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
         inApp + (legacyTransaction.map { [$0] } ?? [])
     }
 
+    /// Decodes the `receipt` object of a reply, either shape (see the type's discussion).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         receiptType = try c.lenientString("receipt_type")
@@ -104,24 +113,32 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the receipt in Apple's spelling, as ``write(to:)`` writes it.
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.appleString("receipt_type", receiptType)
-        try c.appleString("bundle_id", bundleId)
-        try c.appleString("application_version", applicationVersion)
-        try c.appleString("original_application_version", originalApplicationVersion)
-        try c.appleString("adam_id", adamId)
-        try c.appleString("app_item_id", appItemId)
-        try c.appleString("download_id", downloadId)
-        try c.appleString("version_external_identifier", versionExternalIdentifier)
-        try c.appleDate("receipt_creation_date", receiptCreationDate)
-        try c.appleDate("request_date", requestDate)
-        try c.appleDate("original_purchase_date", originalPurchaseDate)
-        try c.appleDate("expiration_date", expirationDate)
-        try c.appleDate("preorder_date", preorderDate)
-        try c.encode(inApp, forKey: AnyKey("in_app"))
-        if let legacyTransaction {
-            try c.encode(legacyTransaction, forKey: AnyKey("legacy_transaction"))
+        try encodeAsWritten(to: encoder)
+    }
+}
+
+extension VerifyReceiptReceipt: JSONWritable {
+    /// The receipt in Apple's spelling and member order; `in_app` always, and an iOS 6-style
+    /// receipt's purchase as `legacy_transaction` (StoreGate's own member, read back as such).
+    package func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("receipt_type", receiptType)
+            json.appleNumber("adam_id", adamId)
+            json.appleNumber("app_item_id", appItemId)
+            json.member("bundle_id", bundleId)
+            json.member("application_version", applicationVersion)
+            json.appleNumber("download_id", downloadId)
+            json.appleNumber("version_external_identifier", versionExternalIdentifier)
+            json.appleDate("receipt_creation_date", receiptCreationDate)
+            json.appleDate("request_date", requestDate)
+            json.appleDate("original_purchase_date", originalPurchaseDate)
+            json.member("original_application_version", originalApplicationVersion)
+            json.appleDate("expiration_date", expirationDate)
+            json.appleDate("preorder_date", preorderDate)
+            json.member("in_app", inApp)
+            json.member("legacy_transaction", legacyTransaction)
         }
     }
 }

@@ -1,10 +1,15 @@
 public import Foundation
+package import StoreGateCore
 
 /// One purchase in a verifyReceipt reply: an entry of `receipt.in_app` or
 /// `latest_receipt_info` (and, for iOS 6-style receipts, the receipt itself).
 ///
 /// Read as Apple sends it, unverified: ids and `_ms` dates may be strings or numbers, booleans
 /// `"true"` or `true`; unknown keys are ignored. Dates come from the `_ms` fields.
+///
+/// Written back in Apple's spelling, whether it came from a reply or from a receipt decoded
+/// offline (``init(_:)``): ids and the quantity as strings, booleans as `"true"`/`"false"`,
+/// each date as `x`, `x_ms` and `x_pst` from one whole millisecond. Encoding gives the same.
 public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
     /// Apple's `quantity`.
     public var quantity: Int?
@@ -84,6 +89,7 @@ public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
         self.appAccountToken = appAccountToken
     }
 
+    /// Decodes a purchase as Apple spells it in any reply (see the type's discussion).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: AnyKey.self)
         quantity = try c.lenientInt("quantity")
@@ -106,25 +112,35 @@ public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
         appAccountToken = try c.lenientString("app_account_token")
     }
 
+    /// Encodes the purchase in Apple's spelling, as ``write(to:)`` writes it.
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.appleInt("quantity", quantity)
-        try c.appleString("product_id", productId)
-        try c.appleString("transaction_id", transactionId)
-        try c.appleString("original_transaction_id", originalTransactionId)
-        try c.appleDate("purchase_date", purchaseDate)
-        try c.appleDate("original_purchase_date", originalPurchaseDate)
-        try c.appleDate("expires_date", expiresDate)
-        try c.appleDate("cancellation_date", cancellationDate)
-        try c.appleInt("cancellation_reason", cancellationReason)
-        try c.appleString("web_order_line_item_id", webOrderLineItemId)
-        try c.appleBool("is_trial_period", isTrialPeriod)
-        try c.appleBool("is_in_intro_offer_period", isInIntroOfferPeriod)
-        try c.appleBool("is_upgraded", isUpgraded)
-        try c.appleString("promotional_offer_id", promotionalOfferId)
-        try c.appleString("offer_code_ref_name", offerCodeRefName)
-        try c.appleString("subscription_group_identifier", subscriptionGroupIdentifier)
-        try c.appleString("in_app_ownership_type", inAppOwnershipType)
-        try c.appleString("app_account_token", appAccountToken)
+        try encodeAsWritten(to: encoder)
+    }
+}
+
+extension VerifyReceiptTransaction: JSONWritable {
+    /// The purchase in Apple's spelling, members in Apple's order: ids and the quantity as
+    /// strings, booleans as `"true"`/`"false"`, each date as `x`, `x_ms` and `x_pst`.
+    package func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.appleInteger("quantity", quantity)
+            json.member("product_id", productId)
+            json.member("transaction_id", transactionId)
+            json.member("original_transaction_id", originalTransactionId)
+            json.appleDate("purchase_date", purchaseDate)
+            json.appleDate("original_purchase_date", originalPurchaseDate)
+            json.appleDate("expires_date", expiresDate)
+            json.member("web_order_line_item_id", webOrderLineItemId)
+            json.appleBool("is_trial_period", isTrialPeriod)
+            json.appleBool("is_in_intro_offer_period", isInIntroOfferPeriod)
+            json.appleDate("cancellation_date", cancellationDate)
+            json.appleInteger("cancellation_reason", cancellationReason)
+            json.appleBool("is_upgraded", isUpgraded)
+            json.member("promotional_offer_id", promotionalOfferId)
+            json.member("offer_code_ref_name", offerCodeRefName)
+            json.member("in_app_ownership_type", inAppOwnershipType)
+            json.member("subscription_group_identifier", subscriptionGroupIdentifier)
+            json.member("app_account_token", appAccountToken)
+        }
     }
 }

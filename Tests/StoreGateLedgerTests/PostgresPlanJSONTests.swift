@@ -1,0 +1,141 @@
+import Foundation
+import StoreGateCore
+@testable import StoreGateLedger
+@testable import StoreGateLedgerPostgres
+import Testing
+
+/// The document `ledger_apply_v1` takes, written by Core's JSON writer: read back with Core's
+/// strict reader, every value has the type the SQL casts it to, and absent values are `null`.
+@Suite("PostgreSQL plan document")
+struct PostgresPlanJSONTests {
+    static let digest = ProofDigest(of: Array("proof".utf8))
+
+    /// A transaction with every optional member absent, and a product id that needs escaping.
+    static func bareTransaction(_ id: String) -> TransactionRow {
+        TransactionRow(
+            value: RecordedTransaction(
+                environment: .sandbox, transactionId: id, originalTransactionId: "o-\(id)", account: nil,
+                bundleId: "com.example.app", productId: "coins \"gold\"\n\u{1}", productType: .consumable,
+                subscriptionGroup: "", quantity: 3, purchaseDate: Purchases.t0, originalPurchaseDate: nil,
+                expiresDate: nil, revocationDate: nil, revocationReason: nil, isUpgraded: false,
+                webOrderLineItemId: nil, appAccountToken: nil, observedAt: Purchases.t0, source: .appReceipt, proofDigest: nil),
+            hasAppleMetadata: false)
+    }
+
+    /// A plan that touches every list, with absent values wherever the model allows them.
+    static func fullPlan() -> LedgerWritePlan {
+        var plan = LedgerWritePlan(
+            proof: ProofRow(digest: digest, kind: .appReceipt, environment: .sandbox, sealed: nil, receivedAt: Purchases.t0),
+            notification: NotificationRow(
+                summary: NotificationSummary(
+                    notificationUUID: "n-1", notificationType: "TEST", subtype: nil, signedDate: Purchases.t0,
+                    environment: .sandbox, transactionId: nil, originalTransactionId: nil),
+                proofDigest: digest))
+        let family = FamilyKey(environment: .sandbox, originalTransactionId: "o-1")
+        plan.familyInserts = [FamilyRow(key: family, account: nil)]
+        plan.familyClaims = [FamilyRow(key: family, account: Purchases.account("alice"))]
+        plan.transactionInserts = [bareTransaction("1")]
+        plan.transactionUpdates = [bareTransaction("2")]
+        plan.renewals = [RenewalRow(
+            key: family, productId: "pro.monthly", autoRenewProductId: nil, willAutoRenew: true, expirationIntent: nil,
+            isInBillingRetryPeriod: false, gracePeriodExpiresDate: nil, renewalDate: nil, observedAt: Purchases.t0)]
+        plan.balanceDeltas = [BalanceDelta(key: BalanceKey(account: Purchases.account("alice"), productId: "coins"), purchased: 3, refunded: 0)]
+        return plan
+    }
+
+    static func read(_ text: String) throws -> JSONObject {
+        try JSONReader.readObject(Array(text.utf8)).get()
+    }
+
+    static func objects(_ document: JSONObject, _ name: String) throws -> [JSONObject] {
+        guard case .array(let elements) = try #require(document[name]) else {
+            Issue.record("\(name) is not an array")
+            return []
+        }
+        return elements.compactMap { if case .object(let object) = $0 { object } else { nil } }
+    }
+
+    @Test("absent values are written as null, dates as integer milliseconds, bytes as hexadecimal")
+    func types() throws {
+        let key = TransactionKey(environment: .sandbox, transactionId: "2")
+        let document = try Self.read(PostgresPlanJSON.encode(Self.fullPlan(), revisions: [key: 7], unownedFamilies: [], now: 1_700_000_000_123))
+        #expect(document["now"] == .integer(1_700_000_000_123))
+
+        guard case .object(let proof) = try #require(document["proof"]) else { throw Failure("proof is not an object") }
+        #expect(proof["digest"] == .string(Hex.encode(Self.digest.bytes)))
+        #expect(proof["key_id"] == .null)
+        #expect(proof["sealed"] == .null)
+        #expect(proof["received_at"] == .integer(1_700_000_000_000))
+
+        guard case .object(let notification) = try #require(document["notification"]) else { throw Failure("notification is not an object") }
+        #expect(notification["subtype"] == .null)
+        #expect(notification["transaction_id"] == .null)
+        #expect(notification["original_transaction_id"] == .null)
+
+        let inserted = try #require(try Self.objects(document, "transaction_inserts").first)
+        for name in ["account_id", "original_purchase_date", "expires_date", "revocation_date", "revocation_reason",
+                     "web_order_line_item_id", "app_account_token", "proof_digest"] {
+            #expect(inserted[name] == .null, "\(name)")
+        }
+        #expect(inserted["product_id"] == .string("coins \"gold\"\n\u{1}"))
+        #expect(inserted["quantity"] == .integer(3))
+        #expect(inserted["has_apple_metadata"] == .bool(false))
+        #expect(inserted["purchase_date"] == .integer(1_700_000_000_000))
+        #expect(inserted["revision"] == nil)
+        #expect(try Self.objects(document, "transaction_updates").first?["revision"] == .integer(7))
+
+        let renewal = try #require(try Self.objects(document, "renewals").first)
+        for name in ["auto_renew_product_id", "expiration_intent", "grace_period_expires_date", "renewal_date"] {
+            #expect(renewal[name] == .null, "\(name)")
+        }
+        #expect(renewal["will_auto_renew"] == .bool(true))
+        #expect(try Self.objects(document, "family_inserts").first?["account_id"] == .null)
+        #expect(try Self.objects(document, "family_claims").first?["account_id"] == .string("alice"))
+        #expect(try Self.objects(document, "balance_deltas").first?["purchased"] == .integer(3))
+    }
+
+    @Test("a plan without a proof or notification leaves them out (the function tests them for SQL NULL)")
+    func leftOut() throws {
+        let document = try Self.read(PostgresPlanJSON.encode(LedgerWritePlan(), revisions: [:], unownedFamilies: [], now: 0))
+        #expect(document["proof"] == nil)
+        #expect(document["notification"] == nil)
+        #expect(try Self.objects(document, "transaction_inserts").isEmpty)
+    }
+
+    @Test("every member ledger_apply_v1 reads is written")
+    func everyMemberTheFunctionReads() throws {
+        let sql = PostgresFunctions.apply
+        let document = try Self.read(PostgresPlanJSON.encode(
+            Self.fullPlan(), revisions: [:], unownedFamilies: [FamilyKey(environment: .sandbox, originalTransactionId: "o-9")], now: 0))
+        var written = Set(document.members.map(\.key))
+        for member in document.members {
+            switch member.value {
+            case .object(let object): written.formUnion(object.members.map(\.key))
+            case .array(let elements):
+                for case .object(let object) in elements { written.formUnion(object.members.map(\.key)) }
+            default: break
+            }
+        }
+        let read = Self.names(in: sql, after: "->>'").union(Self.names(in: sql, after: "plan->'"))
+        #expect(read.count > 40)
+        #expect(read.subtracting(written).isEmpty, "read but not written: \(read.subtracting(written).sorted())")
+    }
+
+    /// The quoted names following `prefix` in `text` (`r->>'name'`).
+    static func names(in text: String, after prefix: String) -> Set<String> {
+        var names: Set<String> = []
+        var rest = text[...]
+        while let start = rest.range(of: prefix) {
+            rest = rest[start.upperBound...]
+            guard let end = rest.firstIndex(of: "'") else { break }
+            names.insert(String(rest[..<end]))
+            rest = rest[rest.index(after: end)...]
+        }
+        return names
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
