@@ -106,11 +106,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         // The system's SQLite 3 (libsqlite3-dev on Debian and Ubuntu, which Swift's own Linux
-        // prerequisites already list; the SDK's on macOS).
-        .systemLibrary(
+        // prerequisites already list; the SDK's on macOS), and the one variadic call Swift
+        // cannot make (sqlite3_config).
+        .target(
             name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+            linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         .target(
             name: "StoreGateLedgerSQLite",

@@ -17,7 +17,7 @@ public struct ExpectationCheck: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - name: The expectation's name.
     ///   - result: What it found.
-    public init<Failure>(name: String, result: ExpectationResult<Failure>) {
+    @inlinable public init<Failure>(name: String, result: ExpectationResult<Failure>) {
         self.name = name
         self.passed = result.passed
         self.detail = result.detail

@@ -1,20 +1,23 @@
 /// The results of a list of expectations run in order: the first failure is the verdict's
 /// error; every result is a report line when lines are wanted (reports, verified receipts),
 /// and none is kept otherwise (a verdict needs only the failure).
+///
+/// Inlinable, so each verifier's use is specialized for its error type (on the path of every
+/// verification, an unspecialized generic would copy each result through value witnesses).
 package struct ExpectationOutcome<Failure: Error & Sendable>: Sendable {
     /// Every result in order, when recorded.
     package private(set) var checks: [ExpectationCheck] = []
     /// The first failure.
     package private(set) var failure: Failure?
-    private let recordsChecks: Bool
+    @usableFromInline let recordsChecks: Bool
 
     /// - Parameter recordsChecks: Whether to keep every result as a report line.
-    package init(recordsChecks: Bool) {
+    @inlinable package init(recordsChecks: Bool) {
         self.recordsChecks = recordsChecks
     }
 
     /// Records the result of the expectation named `name`.
-    package mutating func record(_ name: String, _ result: ExpectationResult<Failure>) {
+    @inlinable package mutating func record(_ name: String, _ result: ExpectationResult<Failure>) {
         if recordsChecks {
             checks.append(ExpectationCheck(name: name, result: result))
         }

@@ -15,7 +15,7 @@ public enum ExpectationResult<Failure: Error & Sendable>: Sendable {
     case fails(Failure, detail: String)
 
     /// Whether the expectation held; `nil` when it was not checked.
-    public var passed: Bool? {
+    @inlinable public var passed: Bool? {
         switch self {
         case .holds: return true
         case .notChecked: return nil
@@ -24,14 +24,14 @@ public enum ExpectationResult<Failure: Error & Sendable>: Sendable {
     }
 
     /// What was found (or why nothing was checked).
-    public var detail: String {
+    @inlinable public var detail: String {
         switch self {
         case .holds(let detail), .notChecked(let detail), .fails(_, let detail): return detail
         }
     }
 
     /// The error, when the expectation fails.
-    public var failure: Failure? {
+    @inlinable public var failure: Failure? {
         if case .fails(let error, _) = self { return error }
         return nil
     }

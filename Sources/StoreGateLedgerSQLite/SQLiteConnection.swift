@@ -1,20 +1,27 @@
-import StoreGateLedger
 import CSQLite
+import StoreGateLedger
 
-/// One SQLite connection on the C library vendored by sqlite-nio, with its prepared
-/// statements cached by SQL text.
+/// One SQLite connection on the system's SQLite library, with its prepared statements cached
+/// by SQL text.
 ///
-/// `@unchecked Sendable` because one thread uses it at a time: the writer connection only
-/// under ``SQLiteLedger``'s writer lock, a reader only while taken out of the reader pool for
-/// one call. SQLite itself runs in multi-thread mode (`SQLITE_OPEN_NOMUTEX`), which allows
-/// exactly this.
+/// `@unchecked Sendable` because one thread uses it at a time: the writer connection only on
+/// ``SQLiteWriter``'s thread, a reader only while taken out of the reader pool for one call.
+/// SQLite itself runs in multi-thread mode (`SQLITE_OPEN_NOMUTEX`), which allows exactly this.
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
     private var isClosed = false
 
+    /// The process-wide settings (``storegate_sqlite3_configure``), applied before the first
+    /// connection opens.
+    private static let configured: Int32 = storegate_sqlite3_configure()
+
     /// Opens (creating when `create`) the database at `path`.
+    ///
+    /// Deleted content is not overwritten with zeros (`secure_delete`, on in Debian's build):
+    /// the ledger deletes almost nothing, and what it stores of proofs is sealed or a digest.
     init(path: String, create: Bool, busyTimeoutMilliseconds: Int32) throws(LedgerError) {
+        _ = Self.configured
         var pointer: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         if create { flags |= SQLITE_OPEN_CREATE }
@@ -29,6 +36,7 @@ final class SQLiteConnection: @unchecked Sendable {
         }
         handle = pointer
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        try execute("PRAGMA secure_delete = OFF")
     }
 
     deinit {

@@ -38,7 +38,7 @@ final class SQLiteWriter: Sendable {
     /// Called after each commit (the checkpointer counts them).
     private let onCommit: @Sendable () -> Void
     /// Owned by the thread alone once it started.
-    private nonisolated(unsafe) let connection: SQLiteConnection
+    private let connection: SQLiteConnection
 
     /// Starts the writer thread on `connection`, which it owns from now on.
     init(connection: SQLiteConnection, onCommit: @escaping @Sendable () -> Void) {
@@ -119,8 +119,20 @@ final class SQLiteWriter: Sendable {
         done.signal()
     }
 
+    /// How long the thread looks for the next job before it sleeps: a caller writing again
+    /// right after its answer (a sequential writer) then finds the thread awake, instead of
+    /// paying a thread wake-up per write.
+    static let lingering: Duration = .microseconds(60)
+
     /// Waits for jobs (or closing) and takes up to ``maximumBatch`` of them.
     private func nextBatch() -> ([Job], Bool) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: Self.lingering)
+        while clock.now < deadline {
+            let waiting = queue.withLock { !$0.jobs.isEmpty || $0.isClosed }
+            if waiting { break }
+            sched_yield()
+        }
         signal.lock()
         defer { signal.unlock() }
         while true {
@@ -135,16 +147,21 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    /// One transaction for the batch, a savepoint per job.
+    /// One transaction for the batch, a savepoint per job (a lone job needs none: its
+    /// transaction is its own). The transaction statements are prepared once and reused.
     ///
     /// After some errors (a full disk, an I/O error) SQLite rolls the whole transaction back by
     /// itself: then the jobs before the failing one lost their writes too and the ones after it
     /// must not run outside a transaction, so all of them fail with a retryable error.
     private func run(_ batch: [Job]) {
         do throws(LedgerError) {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.run("BEGIN IMMEDIATE")
         } catch {
             for job in batch { job.finish(error) }
+            return
+        }
+        if batch.count == 1 {
+            runAlone(batch[0])
             return
         }
         let rolledBack = LedgerError(.storage, reason: "SQLite rolled the write transaction back after an error; nothing of it was kept", isRetryable: true)
@@ -152,15 +169,15 @@ final class SQLiteWriter: Sendable {
         var abortedAt: Int?
         for (index, job) in batch.enumerated() {
             do throws(LedgerError) {
-                try connection.execute("SAVEPOINT job")
+                try connection.run("SAVEPOINT job")
                 let failed = job.run(connection)
                 guard connection.isInTransaction else {
                     if !failed { errors[index] = rolledBack }
                     abortedAt = index
                     break
                 }
-                if failed { try connection.execute("ROLLBACK TO job") }
-                try connection.execute("RELEASE job")
+                if failed { try connection.run("ROLLBACK TO job") }
+                try connection.run("RELEASE job")
             } catch {
                 errors[index] = error
                 if !connection.isInTransaction {
@@ -175,22 +192,49 @@ final class SQLiteWriter: Sendable {
             }
             return
         }
-        var commitError: LedgerError?
-        do throws(LedgerError) {
-            try connection.execute("COMMIT")
-            onCommit()
-        } catch {
-            commitError = error
-            if connection.isInTransaction {
-                do throws(LedgerError) {
-                    try connection.execute("ROLLBACK")
-                } catch {
-                    // Nothing more to undo: the commit's error is what the callers get.
-                }
-            }
-        }
+        let commitError = commit()
         for (index, job) in batch.enumerated() {
             job.finish(commitError ?? errors[index])
+        }
+    }
+
+    /// A lone job in the transaction just begun: committed when it succeeds, rolled back when
+    /// it fails (or when SQLite already rolled it back).
+    private func runAlone(_ job: Job) {
+        let failed = job.run(connection)
+        guard connection.isInTransaction else {
+            job.finish(failed ? nil : LedgerError(.storage, reason: "SQLite rolled the write transaction back after an error; nothing of it was kept", isRetryable: true))
+            return
+        }
+        guard !failed else {
+            job.finish(rollBack())
+            return
+        }
+        job.finish(commit())
+    }
+
+    /// Commits the open transaction; on failure rolls back what is left and returns the error.
+    private func commit() -> LedgerError? {
+        do throws(LedgerError) {
+            try connection.run("COMMIT")
+            onCommit()
+            return nil
+        } catch {
+            if connection.isInTransaction {
+                _ = rollBack()  // the commit's error is what the callers get
+            }
+            return error
+        }
+    }
+
+    /// Rolls the open transaction back; `nil` when that worked (a failed job's own error then
+    /// stands), or the rollback's error.
+    private func rollBack() -> LedgerError? {
+        do throws(LedgerError) {
+            try connection.run("ROLLBACK")
+            return nil
+        } catch {
+            return error
         }
     }
 }

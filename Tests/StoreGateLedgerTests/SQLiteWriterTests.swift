@@ -80,4 +80,23 @@ struct SQLiteWriterTests {
         }
         #expect(closed?.code == .closed)
     }
+
+    @Test("a lone write refused in the middle of sequential writes rolls back alone and leaves no transaction open")
+    func loneWriteRefused() async throws {
+        let ledger = try SQLiteLedger(path: try Self.temporaryPath())
+        try await ledger.record(Purchases.proof(Purchases.nonConsumable("family-a")), for: Purchases.account("alice"))
+        let refused = await #expect(throws: LedgerError.self) {
+            // The family and a new consumable in one proof: all or nothing.
+            try await ledger.record(
+                Purchases.proof([Purchases.nonConsumable("family-a"), Purchases.consumable("coins-b", quantity: 3)]),
+                for: Purchases.account("bob"))
+        }
+        #expect(refused?.code == .ownedByAnotherAccount)
+        try await ledger.record(Purchases.proof(Purchases.consumable("coins-c", quantity: 2)), for: Purchases.account("bob"))
+        let bob = try await ledger.entitlements(for: Purchases.account("bob"), at: Purchases.t0)
+        #expect(bob.balance(of: "coins") == 2, "the refused proof's consumable was kept")
+        #expect(bob.ownedNonConsumables.isEmpty)
+        #expect(try await ledger.checkIntegrity().problems.isEmpty)
+        await ledger.close()
+    }
 }
