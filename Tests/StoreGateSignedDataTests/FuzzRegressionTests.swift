@@ -22,8 +22,28 @@ struct SignedDataFuzzRegressionTests {
         }
     }
 
+    /// fuzz-jws-structure (CI, 2026-11-24), crash-1719d5d9f7a49e97e99357b3e5414be92f9fcea1: a
+    /// transaction whose `purchaseDate` is 1697697679936050.2 ms (a fraction in year 55,000)
+    /// read, but its microseconds do not fit a Double's 53 bits, so the JSON written for it read
+    /// back as another date.
+    static let fractionalFarDate = "ZXlKcmFXUWlPaUpCY0hCc1pWOVlZMjlrWlY5TFpYa2lMQ0owZVhBaU9pSktWMVFpTENKaGJHY2lPaUpGVXpJMU5pSXNJbmcxWXlJNld5Sk5TVWxDZWtSRE0zSndTVXBIUWtWWEsyZG5jSEIwUVdsRlFYaFhhWGswSzFReGVuUXpOMVp6ZFRCMllqWlpkVzB3SzA1TWRFUnhTR3hMTm5Kd1RXTjJOa3BtYmtFOUlsMTkuZXlKcGJrRndjRTkzYm1WeWMyaHBjRlI1Y0dVaU9pSlFWVkpEU0VGVFJVUWlMQ0p3ZFhKamFHRnpaVVJoZEdVaU9qRTJPVGMyT1RjMk56azVNell3TkRrdU56STVOeXdpYVhOVmNHZHlZV1JsWkNJNlptRnNjMlVzSW1SbGRtbGpaVlpsY21sbWFXTmhkR2x2YmlJNkluTkhSRzV3Wnl0dmVtSTRkWGRFVTNWRFJGb3liMVphYnpGRFMzSmlRamgxYWxJNFZuaERlR2g1YTFKM2VVSkpTelo0TmxoRGVVVlNiVGg1VjNKNlJUZ2lMQ0p2Wm1abGNsUjVjR1VpT2pFc0luRjFZVzUwYVhSNUlqb3hMQ0owY21GdWMyRmpkR2x2Ymtsa0lqb2lNQ0lzSW5SNWNHVWlPaUpCZFhSdkxWSmxibVYzWVdKc1pTQlRkV0p6WTNKcGNIUnBiMjRpTENKMGNtRnVjMkZqZEcwdmJsSmxZWE52YmlJNklsQlZVa05JUVZORklpd2ljSEp2WkhWamRFbGtJam9pY0dGemN5NXdjbVZ0YVhWdElpd2laWGh3YVhKbGMwUmhkR1VpT2pFM01EQXpOVGd6TXpZd05Ea3VOekk1Tnl3aVpXNTJhWEp2Ym0xbGJuUWlPaUpZWTI5a1pTSXNJbk4wYjNKbFpuSnZiblJKWkNJNklqRTBNelEwTVNJc0ltOXlhV2RwYm1Gc1ZISmhibk5oWTNScGIyNUpaQ0k2SWpBaUxDSmlkVzVrYkdWSlpDSTZJbU52YlM1bGVHRnRjR3hsTG01aGRIVnlaV3hoWWk1aVlXTnJlV0Z5WkdKcGNtUnpMbVY0WVcxd2JHVWlMQ0prWlhacFkyVldaWEpwWm1sallYUnBiMjVPYjI1alpTSTZJamRsWkdWaE9EZGtMVGs0WmpBdE5ESmtNQzA1TmpneUxUUTVZMkU0TVRBeU1tWTNNeUlzSW5kbFlrOXlaR1Z5VEdsdVpVbDBaVzFKWkNJNklqQWlMQ0p6ZEc5eVpXWnliMjUwSWpvaVZWTkJJbjAucmtKWW52dWpTdHRlUmtNSGhvSVIyVGhtTkZuYXBwbGljYXRpb25WZXJzaW9ueUtjeDVYeElha1hZZGgtMW9LdEVWRVU1elFBaU9OYUxEcEJETzVKaExMclRiZnA3TFM1dE1pcW1nSHc="
+
+    @Test("a fractional timestamp beyond 2^53 microseconds is refused when read")
+    func fractionalFarDateRefused() throws {
+        let bytes = try #require(Data(base64Encoded: Self.fractionalFarDate))
+        let jws = try CompactJWS(bytes: Array(bytes))
+        #expect(throws: SignedDataError(.invalidField, reason: "")) {
+            try JWSTransactionDecodedPayload(json: jws.payload)
+        }
+        for value in ["1697697679936050.2", "9007199254741.5", "-62135769600000.5"] {
+            #expect(throws: SignedDataError(.invalidField, reason: "")) {
+                try JWSTransactionDecodedPayload(json: Array(#"{"purchaseDate":\#(value)}"#.utf8))
+            }
+        }
+    }
+
     @Test("timestamps at the edges of the range read and write back the same",
-          arguments: ["8640000000000000", "-8640000000000000", "-62135769600000", "1697680122255.6443", "0"])
+          arguments: ["8640000000000000", "-8640000000000000", "-62135769600000", "1697680122255.6443", "9007199254740.5", "0"])
     func edges(_ value: String) throws {
         let transaction = try JWSTransactionDecodedPayload(json: Array(#"{"purchaseDate":\#(value)}"#.utf8))
         let encoder = JSONEncoder()
