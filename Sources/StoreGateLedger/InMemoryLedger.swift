@@ -22,6 +22,7 @@ public actor InMemoryLedger: Ledger {
     private var proofs: [ProofDigest: ProofRow] = [:]
     private var balances: [BalanceKey: ConsumableBalance] = [:]
     private var consumptions: [AccountID: [String: ConsumptionRow]] = [:]
+    private var events: [LedgerEvent] = []
     private var isClosed = false
 
     /// Creates an empty ledger.
@@ -36,9 +37,14 @@ public actor InMemoryLedger: Ledger {
         try await metrics.measureRecord { () throws(LedgerError) in
             try checkOpen()
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
-            let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
-            apply(plan)
-            return outcome
+            do throws(LedgerError) {
+                let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
+                apply(plan)
+                return outcome
+            } catch {
+                if let refusal = EventPlanner.refusal(error, prepared: prepared) { append([refusal]) }
+                throw error
+            }
         }
     }
 
@@ -105,8 +111,18 @@ public actor InMemoryLedger: Ledger {
                 consumedAt: date.ledgerNormalized, remaining: balance.available
             )
             consumptions[account, default: [:]][idempotencyKey] = row
-            return row.receipt(isReplay: false)
+            let receipt = row.receipt(isReplay: false)
+            append([EventPlanner.consumption(receipt, balance: balance, recordedAt: Date())])
+            return receipt
         }
+    }
+
+    public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try checkOpen()
+        try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
+        // Sequences are 1, 2, 3…: the event after `sequence` is at index `sequence`.
+        let start = Int(min(sequence, Int64(events.count)))
+        return Array(events[start..<min(events.count, start + limit)])
     }
 
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
@@ -155,9 +171,8 @@ public actor InMemoryLedger: Ledger {
         for key in keys {
             guard let family = families[key] else { continue }
             state.families[key] = family
-            if family.account == nil {
-                for id in transactionsByFamily[key] ?? [] { state.transactions[id] = transactions[id] }
-            }
+            for id in transactionsByFamily[key] ?? [] { state.transactions[id] = transactions[id] }
+            state.renewals[key] = renewals[key]
         }
         for key in transactionKeys { state.transactions[key] = transactions[key] }
         return state
@@ -189,6 +204,18 @@ public actor InMemoryLedger: Ledger {
             balance.purchased += delta.purchased
             balance.refunded += delta.refunded
             balances[delta.key] = balance
+        }
+        var planned = plan.events
+        try? planned.settleBalances { key in
+            balances[key] ?? ConsumableBalance(productId: key.productId, purchased: 0, refunded: 0, consumed: 0)
+        }
+        append(planned)
+    }
+
+    private func append(_ new: [LedgerEvent]) {
+        for var event in new {
+            event.sequence = Int64(events.count + 1)
+            events.append(event)
         }
     }
 }

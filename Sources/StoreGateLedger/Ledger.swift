@@ -84,6 +84,20 @@ public protocol Ledger: Sendable {
         _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
     ) async throws(LedgerError) -> ConsumptionReceipt
 
+    /// The outbox: events stored after `sequence`, in sequence order, at most `limit`.
+    ///
+    /// Every change the ledger makes appends its ``LedgerEvent``s in the same database
+    /// transaction (see ``LedgerEvent``); sequences grow in commit order, so a reader passing
+    /// the last sequence it saw (0 at first) reads each event once, in order, across restarts
+    /// and instances.
+    ///
+    /// - Parameters:
+    ///   - sequence: The last sequence already read; 0 reads from the start.
+    ///   - limit: At most this many events, 1...``maximumEventPage``.
+    /// - Throws: ``LedgerError/Code/invalidArgument`` for a negative sequence or a limit out
+    ///   of range, or a storage error.
+    func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent]
+
     /// The recorded state of one transaction, or `nil` when it was never recorded.
     func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction?
 
@@ -106,6 +120,19 @@ public protocol Ledger: Sendable {
 
     /// Releases the ledger's resources; later calls throw ``LedgerError/Code/closed``.
     func close() async
+}
+
+/// The largest page ``Ledger/events(after:limit:)`` answers.
+public let maximumEventPage = 1000
+
+extension LedgerPlanner {
+    /// Validates the arguments of an events read.
+    package static func checkEventPage(after sequence: Int64, limit: Int) throws(LedgerError) {
+        guard sequence >= 0 else { throw LedgerError(.invalidArgument, reason: "an event sequence is at least 0, got \(sequence)") }
+        guard (1...maximumEventPage).contains(limit) else {
+            throw LedgerError(.invalidArgument, reason: "an events page holds 1...\(maximumEventPage) events, got \(limit)")
+        }
+    }
 }
 
 extension Ledger {

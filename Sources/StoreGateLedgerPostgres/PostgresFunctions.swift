@@ -65,15 +65,38 @@ enum PostgresFunctions {
         """
     }
 
-    /// `ledger_apply_v1(plan jsonb)`.
-    static var apply: String {
+    /// `ledger_apply_v1(plan jsonb)` (schema 1; writes no events).
+    static var apply: String { applyFunction(version: 1) }
+
+    /// `ledger_apply_v2(plan jsonb)`: version 1, and first the family revisions the plan
+    /// read (every touched family's revision is bumped, so a plan computed from a family that
+    /// changed since is retried), and last the plan's events, each consumable event with the
+    /// balance stored after the change, numbered under ``PostgresEvents/sequenceLock``.
+    static var applyWithEvents: String { applyFunction(version: 2) }
+
+    private static func applyFunction(version: Int) -> String {
+        let families = version < 2 ? "" : """
+            FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_revisions') LOOP
+                UPDATE ledger_families SET revision = revision + 1
+                WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
+                  AND revision = (r->>'revision')::bigint;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: a purchase family changed concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+            END LOOP;
+
         """
-        CREATE OR REPLACE FUNCTION ledger_apply_v1(plan jsonb) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
+        let events = version < 2 ? "" : """
+            \(PostgresEvents.appendFromPlan)
+
+        """
+        return """
+        CREATE OR REPLACE FUNCTION ledger_apply_v\(version)(plan jsonb) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
         DECLARE
             r jsonb;
-            now_ms bigint := (plan->>'now')::bigint;
+            now_ms bigint := (plan->>'now')::bigint;\(version < 2 ? "" : "\n    balance record;")
         BEGIN
-            IF plan->'proof' IS NOT NULL THEN
+        \(families)    IF plan->'proof' IS NOT NULL THEN
                 r := plan->'proof';
                 INSERT INTO ledger_proofs (digest, kind, environment, key_id, sealed, received_at)
                 VALUES (decode(r->>'digest', 'hex'), r->>'kind', r->>'environment', r->>'key_id',
@@ -172,7 +195,7 @@ enum PostgresFunctions {
                     purchased = ledger_balances.purchased + (r->>'purchased')::bigint,
                     refunded = ledger_balances.refunded + (r->>'refunded')::bigint;
             END LOOP;
-        END;
+        \(events)END;
         $fn$
         """
     }

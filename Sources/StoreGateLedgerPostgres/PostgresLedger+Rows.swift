@@ -96,6 +96,13 @@ extension PostgresLedger {
         return columns
     }()
 
+    /// Where a renewal info's columns sit in a multi-kind row.
+    static let renewalShape: [Int: String] = [
+        0: "r.environment", 2: "r.original_transaction_id", 5: "r.product_id", 4: "r.auto_renew_product_id",
+        7: "r.will_auto_renew", 14: "r.expiration_intent", 15: "r.is_in_billing_retry_period",
+        12: "r.grace_period_expires_date", 13: "r.renewal_date", 18: "r.observed_at",
+    ]
+
     /// What recording needs, in one statement: the families touched ($1, $2), the
     /// transactions touched ($3, $4), the unowned transactions of unowned families touched,
     /// and whether notification $5 was taken before.
@@ -129,11 +136,7 @@ extension PostgresLedger {
     /// `LATERAL` index probes, as in ``loadStatement``.
     static let accountStatement = [
         shaped("t", transactionShape) + " FROM ledger_transactions t WHERE t.account_id = $1",
-        shaped("r", [
-            0: "r.environment", 2: "r.original_transaction_id", 5: "r.product_id", 4: "r.auto_renew_product_id",
-            7: "r.will_auto_renew", 14: "r.expiration_intent", 15: "r.is_in_billing_retry_period",
-            12: "r.grace_period_expires_date", 13: "r.renewal_date", 18: "r.observed_at",
-        ]) + """
+        shaped("r", renewalShape) + """
              FROM ledger_families f JOIN LATERAL (SELECT * FROM ledger_renewals r1
                 WHERE r1.environment = f.environment AND r1.original_transaction_id = f.original_transaction_id) r ON true
             WHERE f.account_id = $1
@@ -154,6 +157,7 @@ extension PostgresLedger {
     struct Loaded {
         var state = PlanningState()
         var revisions: [TransactionKey: Int64] = [:]
+        var familyRevisions: [FamilyKey: Int64] = [:]
         var notificationExists = false
     }
 
@@ -168,15 +172,19 @@ extension PostgresLedger {
             .text(notification ?? ""),
         ]
         var loaded = Loaded()
-        for row in try await execute(LoadSQL.self, connection, values, logger: logger) {
+        for row in try await execute(LoadWithEventsSQL.self, connection, values, logger: logger) {
             switch try row.text(0) {
             case "f":
                 let key = FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
                 loaded.state.families[key] = FamilyRow(key: key, account: try row.optionalText(4).map(account))
+                loaded.familyRevisions[key] = try row.integer(22)
             case "t":
                 let transaction = try decodeTransaction(row, offset: 1)
                 loaded.state.transactions[transaction.key] = transaction
                 loaded.revisions[transaction.key] = try row.integer(22)
+            case "r":
+                let renewal = try decodeRenewal(row)
+                loaded.state.renewals[renewal.key] = renewal
             default:
                 loaded.notificationExists = true
             }
@@ -201,18 +209,8 @@ extension PostgresLedger {
             case "t":
                 records.transactions.append(try decodeTransaction(row, offset: 1).value)
             case "r":
-                let key = FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
-                records.renewals[key] = RenewalRow(
-                    key: key,
-                    productId: try row.text(6),
-                    autoRenewProductId: try row.optionalText(5),
-                    willAutoRenew: try row.bool(8),
-                    expirationIntent: try row.optionalInteger(15).map { Int($0) },
-                    isInBillingRetryPeriod: try row.bool(16),
-                    gracePeriodExpiresDate: try row.optionalDate(13),
-                    renewalDate: try row.optionalDate(14),
-                    observedAt: Date(ledgerMilliseconds: try row.integer(19))
-                )
+                let renewal = try decodeRenewal(row)
+                records.renewals[renewal.key] = renewal
             case "n":
                 records.notifications.append(NotificationSummary(
                     notificationUUID: try row.text(2),
@@ -241,8 +239,27 @@ extension PostgresLedger {
             .filter { $0.account == nil && !claimed.contains($0.key) }
             .map(\.key)
             .sorted()
-        let document = PostgresPlanJSON.encode(plan, revisions: loaded.revisions, unownedFamilies: unowned, now: Date().ledgerMilliseconds)
-        _ = try await execute(ApplySQL.self, connection, [.text(document)], logger: logger)
+        let document = PostgresPlanJSON.encode(
+            plan, revisions: loaded.revisions, familyRevisions: loaded.familyRevisions, unownedFamilies: unowned,
+            now: Date().ledgerMilliseconds
+        )
+        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document)], logger: logger)
+    }
+
+    /// Appends events alone (a refusal), numbered as any plan's.
+    static func appendEvents(_ events: [LedgerEvent], _ connection: PostgresConnection, logger: Logger) async throws {
+        var plan = LedgerWritePlan()
+        plan.events = events
+        let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: Date().ledgerMilliseconds)
+        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document)], logger: logger)
+    }
+
+    static func loadEvents(_ connection: PostgresConnection, after sequence: Int64, limit: Int, logger: Logger) async throws -> [LedgerEvent] {
+        var events: [LedgerEvent] = []
+        for row in try await execute(EventsSQL.self, connection, [.integer(sequence), .integer(Int64(limit))], logger: logger) {
+            events.append(try LedgerEvent(stored: Array(try row.text(1).utf8), sequence: try row.integer(0)))
+        }
+        return events
     }
 
     /// One consumption in one statement: replay by key, else a conditional decrement and the
@@ -274,8 +291,11 @@ extension PostgresLedger {
     ) async throws -> ConsumptionReceipt {
         let at = date.ledgerNormalized
         let rows = try await execute(
-            ConsumeSQL.self, connection,
-            [.text(account.rawValue), .text(productId), .integer(Int64(quantity)), .text(key), .integer(at.ledgerMilliseconds)],
+            ConsumeWithEventSQL.self, connection,
+            [
+                .text(account.rawValue), .text(productId), .integer(Int64(quantity)), .text(key), .integer(at.ledgerMilliseconds),
+                .text(UUID().uuidString.lowercased()), .integer(Date().ledgerMilliseconds),
+            ],
             logger: logger
         )
         guard let row = rows.first else {
@@ -330,6 +350,21 @@ extension PostgresLedger {
     /// An account id read back: it was validated when it was written.
     private static func account(_ text: String) -> AccountID {
         AccountID(stored: text)
+    }
+
+    /// A renewal info from a multi-kind row (``renewalShape``).
+    private static func decodeRenewal(_ row: PostgresRandomAccessRow) throws -> RenewalRow {
+        RenewalRow(
+            key: FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3)),
+            productId: try row.text(6),
+            autoRenewProductId: try row.optionalText(5),
+            willAutoRenew: try row.bool(8),
+            expirationIntent: try row.optionalInteger(15).map { Int($0) },
+            isInBillingRetryPeriod: try row.bool(16),
+            gracePeriodExpiresDate: try row.optionalDate(13),
+            renewalDate: try row.optionalDate(14),
+            observedAt: Date(ledgerMilliseconds: try row.integer(19))
+        )
     }
 
     /// A transaction from its 21 columns starting at `offset`.

@@ -126,10 +126,17 @@ public final class PostgresLedger: Ledger {
                 let loaded = try await Self.load(
                     connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: nil, logger: logger
                 )
-                let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
-                try await Self.apply(plan, loaded: loaded, connection, logger: logger)
-                return outcome
-            }
+                do {
+                    let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
+                    try await Self.apply(plan, loaded: loaded, connection, logger: logger)
+                    return Result<RecordOutcome, LedgerError>.success(outcome)
+                } catch let error as LedgerError {
+                    // A refusal stores its event, and nothing else.
+                    guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
+                    try await Self.appendEvents([refusal], connection, logger: logger)
+                    return .failure(error)
+                }
+            }.get()
         }
     }
 
@@ -184,6 +191,13 @@ public final class PostgresLedger: Ledger {
             return try await withConnection { connection in
                 try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: logger)
             }
+        }
+    }
+
+    public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
+        return try await withConnection { connection in
+            try await Self.loadEvents(connection, after: sequence, limit: limit, logger: self.logger)
         }
     }
 

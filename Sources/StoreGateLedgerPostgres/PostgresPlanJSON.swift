@@ -12,10 +12,21 @@ import FoundationEssentials
 enum PostgresPlanJSON {
     /// The document for `plan`, with the revisions of the transactions it read and the
     /// unowned families whose owner it relied on.
-    static func encode(_ plan: LedgerWritePlan, revisions: [TransactionKey: Int64], unownedFamilies: [FamilyKey], now: Int64) -> String {
-        var json = JSONWriter(capacity: 1024 + (plan.proof?.sealed?.combined.count ?? 0) * 2)
+    static func encode(
+        _ plan: LedgerWritePlan, revisions: [TransactionKey: Int64], familyRevisions: [FamilyKey: Int64],
+        unownedFamilies: [FamilyKey], now: Int64
+    ) -> String {
+        var json = JSONWriter(capacity: 1024 + (plan.proof?.sealed?.combined.count ?? 0) * 2 + plan.events.count * 512)
         json.object { json in
             json.member("now", now)
+            json.key("family_revisions")
+            json.array(familyRevisions.sorted { $0.key < $1.key }) { json, entry in
+                json.object { json in
+                    json.member("environment", entry.key.environment.rawValue)
+                    json.member("original_transaction_id", entry.key.originalTransactionId)
+                    json.member("revision", entry.value)
+                }
+            }
             if let proof = plan.proof {
                 json.key("proof")
                 json.object { json in
@@ -62,6 +73,8 @@ enum PostgresPlanJSON {
                     json.member("refunded", delta.refunded)
                 }
             }
+            json.key("events")
+            json.array(plan.events) { json, event in json.raw(event.storedJSON) }
         }
         return json.text
     }

@@ -134,6 +134,7 @@ enum PostgresSchema {
             PostgresFunctions.consume,
             PostgresFunctions.apply,
         ]),
+        Migration(version: 2, description: "the events outbox; family revisions", statements: PostgresEvents.migration),
     ]
 
     /// Applies the missing migrations under the advisory lock.

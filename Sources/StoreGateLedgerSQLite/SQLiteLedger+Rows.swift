@@ -13,8 +13,13 @@ extension SQLiteLedger {
 
     // The statements built from `transactionColumns`, built once: statements are cached by
     // their text, and building and hashing that text on every call showed in profiles.
-    static let selectUnownedOfFamily =
-        "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL"
+    static let selectOfFamily =
+        "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND original_transaction_id = ?"
+    static let renewalColumns = """
+        environment, original_transaction_id, product_id, auto_renew_product_id, will_auto_renew, \
+        expiration_intent, is_in_billing_retry_period, grace_period_expires_date, renewal_date, observed_at
+        """
+    static let selectRenewal = "SELECT \(renewalColumns) FROM ledger_renewals WHERE environment = ? AND original_transaction_id = ?"
     static let selectByKey = "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?"
     static let selectByAccount = "SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = ?"
     static let insertTransaction =
@@ -31,14 +36,17 @@ extension SQLiteLedger {
             ) { row throws(LedgerError) in
                 state.families[key] = FamilyRow(key: key, account: row.optionalText(0).map(account))
             }
-            if let family = state.families[key], family.account == nil {
-                try connection.query(
-                    selectUnownedOfFamily,
-                    [.text(key.environment.rawValue), .text(key.originalTransactionId)]
-                ) { row throws(LedgerError) in
-                    let transaction = try decodeTransaction(row)
-                    state.transactions[transaction.key] = transaction
-                }
+            guard state.families[key] != nil else { continue }
+            let familyValues: [SQLiteValue] = [.text(key.environment.rawValue), .text(key.originalTransactionId)]
+            // Every transaction of the family: unowned ones may be claimed, and the events
+            // compare the family before and after.
+            try connection.query(selectOfFamily, familyValues) { row throws(LedgerError) in
+                let transaction = try decodeTransaction(row)
+                state.transactions[transaction.key] = transaction
+            }
+            try connection.query(selectRenewal, familyValues) { row throws(LedgerError) in
+                let renewal = decodeRenewal(row)
+                state.renewals[renewal.key] = renewal
             }
         }
         for row in try loadTransactions(connection, transactions) {
@@ -72,25 +80,14 @@ extension SQLiteLedger {
         // Renewal infos only matter to auto-renewable subscriptions.
         if records.transactions.contains(where: { $0.productType == .autoRenewable }) {
             try connection.query("""
-                SELECT r.environment, r.original_transaction_id, r.product_id, r.auto_renew_product_id, r.will_auto_renew,
-                       r.expiration_intent, r.is_in_billing_retry_period, r.grace_period_expires_date, r.renewal_date, r.observed_at
-                FROM ledger_renewals r
-                WHERE (r.environment, r.original_transaction_id) IN
+                SELECT \(renewalColumns)
+                FROM ledger_renewals
+                WHERE (environment, original_transaction_id) IN
                     (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
                 """, [id]
             ) { row throws(LedgerError) in
-                let key = FamilyKey(environment: AppStoreEnvironment(rawValue: row.text(0)), originalTransactionId: row.text(1))
-                records.renewals[key] = RenewalRow(
-                    key: key,
-                    productId: row.text(2),
-                    autoRenewProductId: row.optionalText(3),
-                    willAutoRenew: row.integer(4) != 0,
-                    expirationIntent: row.optionalInteger(5).map { Int($0) },
-                    isInBillingRetryPeriod: row.integer(6) != 0,
-                    gracePeriodExpiresDate: row.optionalInteger(7).map(Date.init(ledgerMilliseconds:)),
-                    renewalDate: row.optionalInteger(8).map(Date.init(ledgerMilliseconds:)),
-                    observedAt: Date(ledgerMilliseconds: row.integer(9))
-                )
+                let renewal = decodeRenewal(row)
+                records.renewals[renewal.key] = renewal
             }
         }
         try connection.query("""
@@ -218,6 +215,48 @@ extension SQLiteLedger {
                 ]
             )
         }
+        var events = plan.events
+        if !events.isEmpty {
+            var stored: [BalanceKey: ConsumableBalance] = [:]
+            for key in events.balanceKeys {
+                stored[key] = try balance(connection, key)
+            }
+            try events.settleBalances { key in stored[key] ?? ConsumableBalance(productId: key.productId, purchased: 0, refunded: 0, consumed: 0) }
+            try appendEvents(events, connection)
+        }
+    }
+
+    /// Appends events to the outbox; `AUTOINCREMENT` gives them increasing sequences in
+    /// commit order (one writer at a time), never reused.
+    static func appendEvents(_ events: [LedgerEvent], _ connection: SQLiteConnection) throws(LedgerError) {
+        for event in events {
+            try connection.run(
+                "INSERT INTO ledger_events (id, account_id, type, recorded_at, payload) VALUES (?, ?, ?, ?, ?)",
+                [.text(event.id), .text(event.account.rawValue), .text(event.type.rawValue), .integer(event.recordedAt.ledgerMilliseconds), .blob(event.storedJSON)]
+            )
+        }
+    }
+
+    static func balance(_ connection: SQLiteConnection, _ key: BalanceKey) throws(LedgerError) -> ConsumableBalance {
+        var balance = ConsumableBalance(productId: key.productId, purchased: 0, refunded: 0, consumed: 0)
+        try connection.query(
+            "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = ? AND product_id = ?",
+            [.text(key.account.rawValue), .text(key.productId)]
+        ) { row throws(LedgerError) in
+            balance = ConsumableBalance(productId: key.productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2)))
+        }
+        return balance
+    }
+
+    static func loadEvents(_ connection: SQLiteConnection, after sequence: Int64, limit: Int) throws(LedgerError) -> [LedgerEvent] {
+        var events: [LedgerEvent] = []
+        try connection.query(
+            "SELECT sequence, payload FROM ledger_events WHERE sequence > ? ORDER BY sequence LIMIT ?",
+            [.integer(sequence), .integer(Int64(limit))]
+        ) { row throws(LedgerError) in
+            events.append(try LedgerEvent(stored: row.blob(1), sequence: row.integer(0)))
+        }
+        return events
     }
 
     static func consume(
@@ -264,7 +303,10 @@ extension SQLiteLedger {
             "INSERT INTO ledger_consumptions (account_id, idempotency_key, product_id, quantity, consumed_at, remaining) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(account.rawValue), .text(key), .text(productId), .integer(Int64(quantity)), .integer(row.consumedAt.ledgerMilliseconds), .integer(Int64(row.remaining))]
         )
-        return row.receipt(isReplay: false)
+        let receipt = row.receipt(isReplay: false)
+        let after = try balance(connection, BalanceKey(account: account, productId: productId))
+        try appendEvents([EventPlanner.consumption(receipt, balance: after, recordedAt: Date())], connection)
+        return receipt
     }
 
     static func invariants(_ connection: SQLiteConnection) throws(LedgerError) -> LedgerInvariants {
@@ -314,6 +356,21 @@ extension SQLiteLedger {
             .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
             .text(value.source.rawValue), value.proofDigest.map { .blob($0.bytes) } ?? .null,
         ]
+    }
+
+    /// A renewal info from ``renewalColumns``.
+    private static func decodeRenewal(_ row: SQLiteRow) -> RenewalRow {
+        RenewalRow(
+            key: FamilyKey(environment: AppStoreEnvironment(rawValue: row.text(0)), originalTransactionId: row.text(1)),
+            productId: row.text(2),
+            autoRenewProductId: row.optionalText(3),
+            willAutoRenew: row.integer(4) != 0,
+            expirationIntent: row.optionalInteger(5).map { Int($0) },
+            isInBillingRetryPeriod: row.integer(6) != 0,
+            gracePeriodExpiresDate: row.optionalInteger(7).map(Date.init(ledgerMilliseconds:)),
+            renewalDate: row.optionalInteger(8).map(Date.init(ledgerMilliseconds:)),
+            observedAt: Date(ledgerMilliseconds: row.integer(9))
+        )
     }
 
     private static func decodeTransaction(_ row: SQLiteRow) throws(LedgerError) -> TransactionRow {

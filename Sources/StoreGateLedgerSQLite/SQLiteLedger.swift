@@ -124,12 +124,20 @@ public final class SQLiteLedger: Ledger {
         try await metrics.measureRecord { () throws(LedgerError) in
             let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
             let planner = self.planner
-            return try await write { connection throws(LedgerError) in
+            let result = try await write { connection throws(LedgerError) -> Result<RecordOutcome, LedgerError> in
                 let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                let (plan, outcome) = try planner.plan(prepared, state: state)
-                try Self.apply(plan, connection)
-                return outcome
+                do throws(LedgerError) {
+                    let (plan, outcome) = try planner.plan(prepared, state: state)
+                    try Self.apply(plan, connection)
+                    return .success(outcome)
+                } catch {
+                    // A refusal commits its event, and nothing else.
+                    guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
+                    try Self.appendEvents([refusal], connection)
+                    return .failure(error)
+                }
             }
+            return try result.get()
         }
     }
 
@@ -189,6 +197,15 @@ public final class SQLiteLedger: Ledger {
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
             return try await write { connection throws(LedgerError) in
                 try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
+            }
+        }
+    }
+
+    public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                try Self.loadEvents(connection, after: sequence, limit: limit)
             }
         }
     }

@@ -115,6 +115,20 @@ enum SQLiteSchema {
             ) WITHOUT ROWID
             """,
         ]),
+        Migration(version: 2, description: "the events outbox", statements: [
+            // `sequence` is the rowid: AUTOINCREMENT never reuses one, even after a delete.
+            """
+            CREATE TABLE ledger_events (
+                sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL,
+                account_id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                recorded_at INTEGER NOT NULL,
+                payload BLOB NOT NULL
+            )
+            """,
+            "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence)",
+        ]),
     ]
 
     /// Applies the missing migrations in one `BEGIN IMMEDIATE` transaction, so processes

@@ -40,6 +40,11 @@ struct PostgresPlanJSONTests {
             key: family, productId: "pro.monthly", autoRenewProductId: nil, willAutoRenew: true, expirationIntent: nil,
             isInBillingRetryPeriod: false, gracePeriodExpiresDate: nil, renewalDate: nil, observedAt: Purchases.t0)]
         plan.balanceDeltas = [BalanceDelta(key: BalanceKey(account: Purchases.account("alice"), productId: "coins"), purchased: 3, refunded: 0)]
+        plan.events = [LedgerEvent(
+            id: "e-1", sequence: 0, type: .consumableCredited, account: Purchases.account("alice"), productId: "coins",
+            environment: .sandbox, transactionId: "1", originalTransactionId: "o-1", occurredAt: Purchases.t0,
+            recordedAt: Purchases.t0, source: "signed_transaction", quantity: 3,
+            entitlement: LedgerEvent.Entitlement(productType: .consumable, isEntitled: false))]
         return plan
     }
 
@@ -58,7 +63,7 @@ struct PostgresPlanJSONTests {
     @Test("absent values are written as null, dates as integer milliseconds, bytes as hexadecimal")
     func types() throws {
         let key = TransactionKey(environment: .sandbox, transactionId: "2")
-        let document = try Self.read(PostgresPlanJSON.encode(Self.fullPlan(), revisions: [key: 7], unownedFamilies: [], now: 1_700_000_000_123))
+        let document = try Self.read(PostgresPlanJSON.encode(Self.fullPlan(), revisions: [key: 7], familyRevisions: [:], unownedFamilies: [], now: 1_700_000_000_123))
         #expect(document["now"] == .integer(1_700_000_000_123))
 
         guard case .object(let proof) = try #require(document["proof"]) else { throw Failure("proof is not an object") }
@@ -96,26 +101,31 @@ struct PostgresPlanJSONTests {
 
     @Test("a plan without a proof or notification leaves them out (the function tests them for SQL NULL)")
     func leftOut() throws {
-        let document = try Self.read(PostgresPlanJSON.encode(LedgerWritePlan(), revisions: [:], unownedFamilies: [], now: 0))
+        let document = try Self.read(PostgresPlanJSON.encode(LedgerWritePlan(), revisions: [:], familyRevisions: [:], unownedFamilies: [], now: 0))
         #expect(document["proof"] == nil)
         #expect(document["notification"] == nil)
         #expect(try Self.objects(document, "transaction_inserts").isEmpty)
     }
 
-    @Test("every member ledger_apply_v1 reads is written")
+    @Test("every member ledger_apply_v2 reads is written")
     func everyMemberTheFunctionReads() throws {
-        let sql = PostgresFunctions.apply
+        let sql = PostgresFunctions.applyWithEvents
         let document = try Self.read(PostgresPlanJSON.encode(
-            Self.fullPlan(), revisions: [:], unownedFamilies: [FamilyKey(environment: .sandbox, originalTransactionId: "o-9")], now: 0))
-        var written = Set(document.members.map(\.key))
-        for member in document.members {
-            switch member.value {
-            case .object(let object): written.formUnion(object.members.map(\.key))
-            case .array(let elements):
-                for case .object(let object) in elements { written.formUnion(object.members.map(\.key)) }
+            Self.fullPlan(), revisions: [:], familyRevisions: [FamilyKey(environment: .sandbox, originalTransactionId: "o-1"): 4],
+            unownedFamilies: [FamilyKey(environment: .sandbox, originalTransactionId: "o-9")], now: 0))
+        var written: Set<String> = []
+        func collect(_ value: JSONValue) {
+            switch value {
+            case .object(let object):
+                for member in object.members {
+                    written.insert(member.key)
+                    collect(member.value)
+                }
+            case .array(let elements): elements.forEach(collect)
             default: break
             }
         }
+        collect(.object(document))
         let read = Self.names(in: sql, after: "->>'").union(Self.names(in: sql, after: "plan->'"))
         #expect(read.count > 40)
         #expect(read.subtracting(written).isEmpty, "read but not written: \(read.subtracting(written).sorted())")

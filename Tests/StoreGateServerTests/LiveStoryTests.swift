@@ -150,6 +150,10 @@ final class SlowLedger: Ledger {
     func consume(_ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date) async throws(LedgerError) -> ConsumptionReceipt {
         try await base.consume(productId, quantity: quantity, idempotencyKey: idempotencyKey, for: account, at: date)
     }
+    func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try await base.events(after: sequence, limit: limit)
+    }
+
     func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await base.transaction(transactionId, in: environment)
     }

@@ -33,6 +33,9 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
+        plan.events = EventPlanner.events(
+            for: plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
+        )
         let ids = Set(prepared.transactions.map(\.key))
         let outcome = RecordOutcome(
             account: account,
@@ -61,6 +64,10 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
+        plan.events = EventPlanner.events(
+            for: plan, state: state,
+            cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
+        )
         let outcome = NotificationOutcome(
             notificationUUID: prepared.notification.summary.notificationUUID,
             isDuplicate: false,

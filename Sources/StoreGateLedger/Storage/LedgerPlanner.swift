@@ -22,7 +22,13 @@ package struct PreparedNotification: Sendable {
     package var transaction: TransactionRow?
     package var renewal: RenewalRow?
     package var proof: ProofRow
-    package var familyKeys: [FamilyKey] { transaction.map { [$0.familyKey] } ?? [] }
+    /// The family of the transaction, and of the renewal info (a renewal-only notification's
+    /// events need the family's owner and transactions).
+    package var familyKeys: [FamilyKey] {
+        var keys = transaction.map { [$0.familyKey] } ?? []
+        if let renewal, !keys.contains(renewal.key) { keys.append(renewal.key) }
+        return keys.sorted()
+    }
     package var transactionKeys: [TransactionKey] { transaction.map { [$0.key] } ?? [] }
 }
 

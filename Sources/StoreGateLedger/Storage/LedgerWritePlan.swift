@@ -2,13 +2,19 @@
 package struct PlanningState: Sendable {
     /// The families the change touches that exist.
     package var families: [FamilyKey: FamilyRow]
-    /// The transactions the change touches that exist, and every transaction of a touched
-    /// family that no account owns yet (a record may claim them).
+    /// The transactions the change touches that exist, and every transaction of each touched
+    /// family (a record may claim unowned ones; events compare the family before and after).
     package var transactions: [TransactionKey: TransactionRow]
+    /// The stored renewal info of the touched families.
+    package var renewals: [FamilyKey: RenewalRow]
 
-    package init(families: [FamilyKey: FamilyRow] = [:], transactions: [TransactionKey: TransactionRow] = [:]) {
+    package init(
+        families: [FamilyKey: FamilyRow] = [:], transactions: [TransactionKey: TransactionRow] = [:],
+        renewals: [FamilyKey: RenewalRow] = [:]
+    ) {
         self.families = families
         self.transactions = transactions
+        self.renewals = renewals
     }
 }
 
@@ -29,6 +35,9 @@ package struct LedgerWritePlan: Sendable {
     package var renewals: [RenewalRow] = []
     /// Add to the purchased and refunded counters (never zero deltas).
     package var balanceDeltas: [BalanceDelta] = []
+    /// Append to the outbox, in this order, in the same transaction (``EventPlanner``).
+    /// Consumable events get their balance from the stored counters after the deltas.
+    package var events: [LedgerEvent] = []
 
     package init(proof: ProofRow? = nil, notification: NotificationRow? = nil) {
         self.proof = proof

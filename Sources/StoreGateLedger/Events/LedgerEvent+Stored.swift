@@ -1,0 +1,174 @@
+import Foundation
+import StoreGateCore
+
+/// The stored form of an event: one JSON object per row (dates as milliseconds since 1970),
+/// written by Core's writer, read back by Core's strict reader. The sequence is the row's, not
+/// the payload's. PostgreSQL's consumption function builds the same object in SQL
+/// (`jsonb_build_object`), so the member names here are a schema: never rename one.
+extension LedgerEvent {
+    /// The stored JSON of this event (without its sequence).
+    package var storedJSON: [UInt8] {
+        var json = JSONWriter(capacity: 512)
+        json.object { json in
+            json.member("id", id)
+            json.member("type", type.rawValue)
+            json.member("account", account.rawValue)
+            json.member("productId", productId)
+            json.member("environment", environment?.rawValue)
+            json.member("transactionId", transactionId)
+            json.member("originalTransactionId", originalTransactionId)
+            json.member("occurredAt", occurredAt.ledgerMilliseconds)
+            json.member("recordedAt", recordedAt.ledgerMilliseconds)
+            json.member("source", source)
+            json.member("notificationType", notificationType)
+            json.member("notificationSubtype", notificationSubtype)
+            json.member("notificationUUID", notificationUUID)
+            json.member("previousState", previousState?.rawValue)
+            json.member("revocationReason", revocationReason)
+            json.member("quantity", quantity)
+            json.member("idempotencyKey", idempotencyKey)
+            json.member("refusal", refusal)
+            if let entitlement {
+                json.key("entitlement")
+                json.object { json in
+                    json.member("productType", entitlement.productType.rawValue)
+                    json.member("isEntitled", entitlement.isEntitled)
+                    json.member("state", entitlement.state?.rawValue)
+                    json.member("productId", entitlement.productId)
+                    json.member("expiresDate", entitlement.expiresDate?.ledgerMilliseconds)
+                    json.member("willAutoRenew", entitlement.willAutoRenew)
+                    json.member("autoRenewProductId", entitlement.autoRenewProductId)
+                    if let balance = entitlement.balance {
+                        json.key("balance")
+                        json.object { json in
+                            json.member("purchased", balance.purchased)
+                            json.member("refunded", balance.refunded)
+                            json.member("consumed", balance.consumed)
+                        }
+                    }
+                }
+            }
+        }
+        return json.bytes
+    }
+
+    /// Reads a stored event.
+    ///
+    /// - Throws: ``LedgerError/Code/storage`` when the row is not an event this version wrote.
+    package init(stored bytes: [UInt8], sequence: Int64) throws(LedgerError) {
+        let object: JSONObject
+        switch JSONReader.readObject(bytes) {
+        case .success(let read): object = read
+        case .failure(let failure): throw LedgerError(.storage, reason: "a stored event is not JSON: \(failure.reason)")
+        }
+        var fields = StoredFields(object: object)
+        let entitlement: Entitlement?
+        if let nested = fields.object("entitlement") {
+            var inner = StoredFields(object: nested)
+            var balance: ConsumableBalance?
+            if let stored = inner.object("balance") {
+                var counters = StoredFields(object: stored)
+                balance = ConsumableBalance(
+                    productId: "", purchased: counters.int("purchased") ?? 0, refunded: counters.int("refunded") ?? 0,
+                    consumed: counters.int("consumed") ?? 0
+                )
+                try counters.check()
+            }
+            let productType = ProductType(rawValue: inner.string("productType") ?? "")
+            entitlement = Entitlement(
+                productType: productType,
+                isEntitled: inner.bool("isEntitled") ?? false,
+                state: inner.string("state").flatMap(SubscriptionStatus.State.init(rawValue:)),
+                productId: inner.string("productId"),
+                expiresDate: inner.date("expiresDate"),
+                willAutoRenew: inner.bool("willAutoRenew"),
+                autoRenewProductId: inner.string("autoRenewProductId"),
+                balance: balance
+            )
+            try inner.check()
+        } else {
+            entitlement = nil
+        }
+        let productId = fields.string("productId") ?? ""
+        self.init(
+            id: fields.string("id") ?? "",
+            sequence: sequence,
+            type: EventType(rawValue: fields.string("type") ?? ""),
+            account: AccountID(stored: fields.string("account") ?? ""),
+            productId: productId,
+            environment: fields.string("environment").map(AppStoreEnvironment.init(rawValue:)),
+            transactionId: fields.string("transactionId"),
+            originalTransactionId: fields.string("originalTransactionId"),
+            occurredAt: fields.date("occurredAt") ?? Date(ledgerMilliseconds: 0),
+            recordedAt: fields.date("recordedAt") ?? Date(ledgerMilliseconds: 0),
+            source: fields.string("source") ?? "",
+            notificationType: fields.string("notificationType"),
+            notificationSubtype: fields.string("notificationSubtype"),
+            notificationUUID: fields.string("notificationUUID"),
+            previousState: fields.string("previousState").flatMap(SubscriptionStatus.State.init(rawValue:)),
+            revocationReason: fields.int("revocationReason"),
+            quantity: fields.int("quantity"),
+            idempotencyKey: fields.string("idempotencyKey"),
+            refusal: fields.string("refusal"),
+            entitlement: entitlement.map { value in
+                var copy = value
+                copy.balance?.productId = productId
+                return copy
+            }
+        )
+        try fields.check()
+        if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {
+            throw LedgerError(.storage, reason: "a stored event lacks its id, type or account")
+        }
+    }
+}
+
+/// Reads the members of a stored event, remembering the first one of the wrong type.
+private struct StoredFields {
+    let object: JSONObject
+    var problem: String?
+
+    init(object: JSONObject) {
+        self.object = object
+    }
+
+    mutating func string(_ name: String) -> String? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        default: problem = problem ?? name; return nil
+        }
+    }
+
+    mutating func int(_ name: String) -> Int? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .integer(let value)?: return Int(value)
+        default: problem = problem ?? name; return nil
+        }
+    }
+
+    mutating func bool(_ name: String) -> Bool? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: problem = problem ?? name; return nil
+        }
+    }
+
+    mutating func date(_ name: String) -> Date? {
+        int(name).map { Date(ledgerMilliseconds: Int64($0)) }
+    }
+
+    mutating func object(_ name: String) -> JSONObject? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .object(let value)?: return value
+        default: problem = problem ?? name; return nil
+        }
+    }
+
+    func check() throws(LedgerError) {
+        if let problem { throw LedgerError(.storage, reason: "a stored event's member '\(problem)' has the wrong type") }
+    }
+}

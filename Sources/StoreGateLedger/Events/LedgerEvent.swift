@@ -1,0 +1,179 @@
+public import Foundation
+public import StoreGateCore
+
+/// One change the ledger made, as its outbox keeps it.
+///
+/// The ledger appends events in the same database transaction as the change they describe:
+/// a change is never stored without its events, nor an event without its change. Events are
+/// read in ``sequence`` order with ``Ledger/events(after:limit:)``; the sequence is the
+/// commit order of the changes on every backend, so a reader that remembers the last
+/// sequence it saw never misses one and sees each account's changes in the order they
+/// happened.
+///
+/// An event states the fact (``type``, the transaction, what caused it) and the
+/// ``entitlement`` right after it, so a receiver can act on one event without asking back.
+public struct LedgerEvent: Sendable, Hashable {
+    /// What happened.
+    public struct EventType: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
+        public static func < (lhs: EventType, rhs: EventType) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        /// The account gained a purchase: the first transaction of a non-consumable, a
+        /// non-renewing or an auto-renewable subscription (a family claimed from
+        /// notifications counts as gained when its proof is recorded).
+        public static let purchaseRecorded = EventType(rawValue: "purchase.recorded")
+        /// A later transaction of an auto-renewable family: a renewal, a resubscription, or a
+        /// switch to another product of the group.
+        public static let subscriptionRenewed = EventType(rawValue: "subscription.renewed")
+        /// A subscription family moved between ``SubscriptionStatus/State`` values (active,
+        /// grace period, billing retry, expired, revoked, upgraded); ``LedgerEvent/previousState``
+        /// says from where.
+        public static let subscriptionStateChanged = EventType(rawValue: "subscription.state_changed")
+        /// The customer turned auto-renew off.
+        public static let autoRenewDisabled = EventType(rawValue: "subscription.auto_renew_disabled")
+        /// The customer turned auto-renew back on.
+        public static let autoRenewEnabled = EventType(rawValue: "subscription.auto_renew_enabled")
+        /// The product the subscription renews into changed (a scheduled upgrade, downgrade
+        /// or crossgrade).
+        public static let renewalProductChanged = EventType(rawValue: "subscription.renewal_product_changed")
+        /// Apple refunded or revoked a transaction.
+        public static let transactionRevoked = EventType(rawValue: "transaction.revoked")
+        /// Apple reversed a refund (`REFUND_REVERSED`): the transaction stands again.
+        public static let transactionReinstated = EventType(rawValue: "transaction.reinstated")
+        /// Units of a consumable were bought: the balance grew.
+        public static let consumableCredited = EventType(rawValue: "consumable.credited")
+        /// Units of a consumable were consumed.
+        public static let consumableConsumed = EventType(rawValue: "consumable.consumed")
+        /// A proof was refused because its purchase belongs to another account (receipt
+        /// sharing, a replay); nothing else was written.
+        public static let proofRefused = EventType(rawValue: "proof.refused")
+
+        /// Every type this version emits.
+        public static let all: [EventType] = [
+            .purchaseRecorded, .subscriptionRenewed, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
+            .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
+            .consumableConsumed, .proofRefused,
+        ]
+    }
+
+    /// What the account holds of the event's product right after it.
+    ///
+    /// Subscriptions: the state of the purchase family (Apple's original transaction id) at
+    /// the time of recording. Non-consumables and non-renewing subscriptions: whether a
+    /// transaction of the family still stands. Consumables: the account's balance.
+    public struct Entitlement: Sendable, Hashable {
+        /// The product's type as recorded.
+        public var productType: ProductType
+        /// Whether the account is entitled to the product after the change.
+        public var isEntitled: Bool
+        /// Subscriptions: where the family stands.
+        public var state: SubscriptionStatus.State?
+        /// Subscriptions: the product of the deciding transaction.
+        public var productId: String?
+        /// Subscriptions: the end of the deciding period.
+        public var expiresDate: Date?
+        /// Subscriptions: from the latest renewal info.
+        public var willAutoRenew: Bool?
+        /// Subscriptions: the product it renews into.
+        public var autoRenewProductId: String?
+        /// Consumables: the balance.
+        public var balance: ConsumableBalance?
+
+        public init(
+            productType: ProductType, isEntitled: Bool, state: SubscriptionStatus.State? = nil, productId: String? = nil,
+            expiresDate: Date? = nil, willAutoRenew: Bool? = nil, autoRenewProductId: String? = nil, balance: ConsumableBalance? = nil
+        ) {
+            self.productType = productType
+            self.isEntitled = isEntitled
+            self.state = state
+            self.productId = productId
+            self.expiresDate = expiresDate
+            self.willAutoRenew = willAutoRenew
+            self.autoRenewProductId = autoRenewProductId
+            self.balance = balance
+        }
+    }
+
+    /// A stable, unique id (a lowercase UUID): the receiver's idempotency key.
+    public var id: String
+    /// The position in the stream: strictly increasing in commit order (0 until stored).
+    public var sequence: Int64
+    /// What happened.
+    public var type: EventType
+    /// The account concerned.
+    public var account: AccountID
+    /// The product concerned.
+    public var productId: String
+    /// The environment of the transaction (`nil` for a consumption).
+    public var environment: AppStoreEnvironment?
+    /// The transaction concerned, when one is.
+    public var transactionId: String?
+    /// Its purchase family.
+    public var originalTransactionId: String?
+    /// When it happened by Apple's account (purchase, revocation or signing date), or the
+    /// ledger's clock when Apple states no time (a consumption, a state computed at recording).
+    public var occurredAt: Date
+    /// When the ledger recorded it.
+    public var recordedAt: Date
+    /// What the change came from: a ``ProofKind`` raw value, or `consumption`.
+    public var source: String
+    /// The notification that caused it, when one did.
+    public var notificationType: String?
+    public var notificationSubtype: String?
+    public var notificationUUID: String?
+    /// ``EventType/subscriptionStateChanged``: the state before.
+    public var previousState: SubscriptionStatus.State?
+    /// ``EventType/transactionRevoked``: Apple's revocation reason.
+    public var revocationReason: Int?
+    /// Units bought or consumed.
+    public var quantity: Int?
+    /// ``EventType/consumableConsumed``: the caller's idempotency key.
+    public var idempotencyKey: String?
+    /// ``EventType/proofRefused``: the ledger's error code.
+    public var refusal: String?
+    /// The entitlement right after the change (`nil` for a refusal).
+    public var entitlement: Entitlement?
+
+    public init(
+        id: String, sequence: Int64, type: EventType, account: AccountID, productId: String,
+        environment: AppStoreEnvironment?, transactionId: String?, originalTransactionId: String?,
+        occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
+        notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionStatus.State? = nil,
+        revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
+        entitlement: Entitlement?
+    ) {
+        self.id = id
+        self.sequence = sequence
+        self.type = type
+        self.account = account
+        self.productId = productId
+        self.environment = environment
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.occurredAt = occurredAt
+        self.recordedAt = recordedAt
+        self.source = source
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
+        self.notificationUUID = notificationUUID
+        self.previousState = previousState
+        self.revocationReason = revocationReason
+        self.quantity = quantity
+        self.idempotencyKey = idempotencyKey
+        self.refusal = refusal
+        self.entitlement = entitlement
+    }
+}
+
+/// The source of an event that no proof caused.
+extension LedgerEvent {
+    /// ``source`` of a consumption.
+    public static let consumptionSource = "consumption"
+}
