@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
+        .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
         .library(name: "StoreGateTestSupport", targets: ["StoreGateTestSupport"]),
         .executable(name: "storegate", targets: ["StoreGateCLI"]),
@@ -136,6 +137,21 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(
+            name: "StoreGateEvents",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
             name: "StoreGateServer",
             dependencies: [
                 "StoreGateCore",
@@ -145,6 +161,7 @@ let package = Package(
                 "StoreGateLedger",
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
+                "StoreGateEvents",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -83,6 +83,7 @@ public func buildApplication(
         ("/v1/notifications/apple", [.post]),
         ("/v1/accounts/:account/entitlements", [.get, .head]),
         ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
+        ("/v1/events", [.get, .head]),
         ("/verifyReceipt", [.get, .head, .post]),
         ("/healthz", [.get, .head]),
         ("/readyz", [.get, .head]),
@@ -101,6 +102,7 @@ public func buildApplication(
     router.post("/v1/notifications/apple", use: endpoints.receiveNotification)
     keyed(.entitlementsRead).get("/v1/accounts/:account/entitlements", use: endpoints.readEntitlements)
     keyed(.consumablesConsume).post("/v1/accounts/:account/consumables/:productId/consume", use: endpoints.consume)
+    keyed(.eventsRead).get("/v1/events", use: endpoints.readEvents)
     router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
     router.get("/healthz", use: endpoints.health)
     router.get("/readyz", use: endpoints.ready)

@@ -74,6 +74,7 @@ struct OpenAPITests {
         ("post", "/v1/notifications/apple"),
         ("get", "/v1/accounts/{account}/entitlements"),
         ("post", "/v1/accounts/{account}/consumables/{productId}/consume"),
+        ("get", "/v1/events"),
         ("post", "/verifyReceipt"),
         ("get", "/verifyReceipt"),
         ("get", "/healthz"),
@@ -150,6 +151,13 @@ struct OpenAPITests {
             try await call(.post, coins, consume, body: try TestData.json(["quantity": 99, "idempotencyKey": "oa-2"]))
             try await call(.post, coins, consume, body: try TestData.json(["quantity": 0, "idempotencyKey": "oa-3"]))
             try await call(.post, coins, consume, key: TestData.readerKey, body: try TestData.json(["idempotencyKey": "oa-4"]))
+
+            let events = "/v1/events"
+            try await call(.get, events, events)
+            try await call(.get, "/v1/events?after=1&limit=2", events)
+            try await call(.get, "/v1/events?after=999999", events)
+            try await call(.get, "/v1/events?limit=0", events)
+            try await call(.get, events, events, key: TestData.readerKey)
 
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))

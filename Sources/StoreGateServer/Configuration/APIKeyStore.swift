@@ -13,6 +13,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case consumablesConsume = "consumables.consume"
     /// `POST /verifyReceipt` (the drop-in for Apple's legacy endpoint).
     case verifyReceipt = "verifyreceipt"
+    /// `GET /v1/events`.
+    case eventsRead = "events.read"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -29,7 +31,7 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
 /// - `STOREGATE_API_KEYS_FILE`: one key per line, `name secret [permission …]` (whitespace
 ///   separated; `#` starts a comment); no permission, or `*`, means every permission.
 ///   Permissions: `receipts.verify`, `transactions.verify`, `entitlements.read`,
-///   `consumables.consume`, `verifyreceipt`.
+///   `consumables.consume`, `verifyreceipt`, `events.read`.
 ///
 /// Names are 1...64 characters from `A-Z a-z 0-9 . _ -`; secrets have 16...256 printable
 /// characters without spaces, commas or colons.
