@@ -23,6 +23,8 @@ public actor InMemoryLedger: Ledger {
     private var balances: [BalanceKey: ConsumableBalance] = [:]
     private var consumptions: [AccountID: [String: ConsumptionRow]] = [:]
     private var events: [LedgerEvent] = []
+    private var deliveryCursors: [String: Int64] = [:]
+    private var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
     private var isClosed = false
 
     /// Creates an empty ledger.
@@ -217,5 +219,86 @@ public actor InMemoryLedger: Ledger {
             event.sequence = Int64(events.count + 1)
             events.append(event)
         }
+    }
+}
+
+extension InMemoryLedger: EventDeliveryStore {
+    public func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
+        try checkOpen()
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        // A new endpoint starts at the end of the stream.
+        let cursor = deliveryCursors[endpoint] ?? Int64(events.count)
+        let batch = events.dropFirst(Int(cursor)).prefix(limit)
+        deliveryCursors[endpoint] = batch.last?.sequence ?? cursor
+        for event in batch where types?.contains(event.type.rawValue) ?? true {
+            deliveryRows[endpoint, default: [:]][event.sequence] = DeliveryRow(delivery: EventDelivery(endpoint: endpoint, event: event, now: now))
+        }
+        return batch.count
+    }
+
+    public func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery] {
+        try checkOpen()
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        let now = now.ledgerNormalized
+        let until = now.addingTimeInterval(lease.seconds).ledgerNormalized
+        var blocked: Set<AccountID> = []
+        var claimed: [ClaimedDelivery] = []
+        let rows = deliveryRows[endpoint] ?? [:]
+        for sequence in rows.keys.sorted() where claimed.count < limit {
+            guard var row = rows[sequence], row.delivery.status == .pending else { continue }
+            let account = row.delivery.account
+            // Only the oldest pending delivery of each account may go.
+            guard blocked.insert(account).inserted else { continue }
+            guard let due = row.delivery.nextAttemptAt, due <= now, (row.claimedUntil.map { $0 <= now } ?? true) else { continue }
+            row.claimedBy = holder
+            row.claimedUntil = until
+            deliveryRows[endpoint]?[sequence] = row
+            claimed.append(ClaimedDelivery(event: events[Int(sequence) - 1], attempts: row.delivery.attempts, firstAttemptAt: row.delivery.firstAttemptAt))
+        }
+        return claimed
+    }
+
+    @discardableResult
+    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        guard var row = deliveryRows[endpoint]?[sequence], row.delivery.status == .pending, row.claimedBy == holder else { return false }
+        row.delivery.apply(result, at: date)
+        row.claimedBy = nil
+        row.claimedUntil = nil
+        deliveryRows[endpoint]?[sequence] = row
+        return true
+    }
+
+    public func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {
+        try checkOpen()
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        let all = deliveryRows.filter { endpoint == nil || $0.key == endpoint }.values.flatMap(\.values).map(\.delivery)
+        return Array(all.filter { $0.sequence > after && (status == nil || $0.status == status) }
+            .sorted { ($0.sequence, $0.endpoint) < ($1.sequence, $1.endpoint) }
+            .prefix(limit))
+    }
+
+    @discardableResult
+    public func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        guard var row = deliveryRows[endpoint]?[sequence] else { return false }
+        row.delivery.status = .pending
+        row.delivery.attempts = 0
+        row.delivery.firstAttemptAt = nil
+        row.delivery.nextAttemptAt = date.ledgerNormalized
+        row.delivery.deliveredAt = nil
+        row.claimedBy = nil
+        row.claimedUntil = nil
+        deliveryRows[endpoint]?[sequence] = row
+        return true
+    }
+
+    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        try checkOpen()
+        var counts: [String: [EventDelivery.Status: Int]] = [:]
+        for (endpoint, rows) in deliveryRows {
+            for row in rows.values { counts[endpoint, default: [:]][row.delivery.status, default: 0] += 1 }
+        }
+        return counts
     }
 }

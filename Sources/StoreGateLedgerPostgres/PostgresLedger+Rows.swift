@@ -13,6 +13,7 @@ enum PostgresValue: Sendable {
     case bool(Bool)
     case bytes([UInt8])
     case texts([String])
+    case integers([Int64])
 
     static func optional(_ text: String?) -> PostgresValue { text.map { .text($0) } ?? .null }
     static func optional(_ number: Int64?) -> PostgresValue { number.map { .integer($0) } ?? .null }
@@ -50,6 +51,7 @@ extension PostgresLedger {
             case .bool(let flag): bindings.append(flag)
             case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             case .texts(let texts): bindings.append(texts)
+            case .integers(let numbers): bindings.append(numbers)
             }
         }
         return bindings

@@ -135,6 +135,7 @@ enum PostgresSchema {
             PostgresFunctions.apply,
         ]),
         Migration(version: 2, description: "the events outbox; family revisions", statements: PostgresEvents.migration),
+        Migration(version: 3, description: "webhook deliveries", statements: PostgresDeliveries.migration),
     ]
 
     /// Applies the missing migrations under the advisory lock.

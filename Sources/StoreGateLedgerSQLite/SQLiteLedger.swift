@@ -275,7 +275,7 @@ public final class SQLiteLedger: Ledger {
 
     /// Runs blocking SQLite work: inline on the caller's thread, or on `NIOThreadPool.singleton`
     /// when that thread is a NIO event loop (SQLite must never block one).
-    private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(LedgerError) -> T) async throws(LedgerError) -> T {
+    func perform<T: Sendable>(_ body: @escaping @Sendable () throws(LedgerError) -> T) async throws(LedgerError) -> T {
         guard MultiThreadedEventLoopGroup.currentEventLoop != nil else {
             return try body()
         }
@@ -290,13 +290,13 @@ public final class SQLiteLedger: Ledger {
 
     /// Runs `body` in a write transaction on the writer thread (``SQLiteWriter``), off the
     /// cooperative pool, and returns once it committed.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
         try await writer.write(body)
     }
 
     /// Runs `body` on a reader connection, in a read transaction when `snapshot` (several
     /// statements that must see one state).
-    private func read<T>(snapshot: Bool, _ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
+    func read<T>(snapshot: Bool, _ body: (SQLiteConnection) throws(LedgerError) -> T) throws(LedgerError) -> T {
         let connection = try takeReader()
         defer { giveBack(connection) }
         if snapshot {

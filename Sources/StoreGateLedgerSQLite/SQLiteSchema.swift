@@ -129,6 +129,36 @@ enum SQLiteSchema {
             """,
             "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence)",
         ]),
+        Migration(version: 3, description: "webhook deliveries", statements: [
+            """
+            CREATE TABLE ledger_webhook_cursors (
+                endpoint TEXT NOT NULL PRIMARY KEY,
+                sequence INTEGER NOT NULL
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE ledger_deliveries (
+                endpoint TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                event_id TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                account_id TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+                attempts INTEGER NOT NULL,
+                first_attempt_at INTEGER,
+                next_attempt_at INTEGER,
+                claimed_by TEXT,
+                claimed_until INTEGER,
+                last_status INTEGER,
+                last_error TEXT,
+                delivered_at INTEGER,
+                PRIMARY KEY (endpoint, sequence)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX ledger_deliveries_pending ON ledger_deliveries (endpoint, sequence) WHERE status = 'pending'",
+            "CREATE INDEX ledger_deliveries_account ON ledger_deliveries (endpoint, account_id, sequence) WHERE status = 'pending'",
+            "CREATE INDEX ledger_deliveries_status ON ledger_deliveries (status, sequence)",
+        ]),
     ]
 
     /// Applies the missing migrations in one `BEGIN IMMEDIATE` transaction, so processes

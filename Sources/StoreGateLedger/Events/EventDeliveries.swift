@@ -1,0 +1,121 @@
+public import Foundation
+
+/// Where one event stands in its delivery to one webhook endpoint.
+public struct EventDelivery: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable, CaseIterable {
+        /// Waiting for its first attempt, or for a retry.
+        case pending
+        /// The endpoint answered 2xx.
+        case delivered
+        /// Every retry failed until the retry window closed; redeliver it by hand.
+        case failed
+    }
+
+    /// The endpoint's configured name.
+    public var endpoint: String
+    /// The event's sequence.
+    public var sequence: Int64
+    public var eventId: String
+    public var eventType: String
+    public var account: AccountID
+    public var status: Status
+    /// Attempts made so far.
+    public var attempts: Int
+    /// When the first attempt was made (the retry window counts from it).
+    public var firstAttemptAt: Date?
+    /// When the next attempt is due (pending deliveries).
+    public var nextAttemptAt: Date?
+    /// The last attempt's HTTP status, when the endpoint answered.
+    public var lastStatus: Int?
+    /// Why the last attempt failed (a status, a timeout, a connection error); never a secret.
+    public var lastError: String?
+    /// When the endpoint accepted it.
+    public var deliveredAt: Date?
+
+    public init(
+        endpoint: String, sequence: Int64, eventId: String, eventType: String, account: AccountID, status: Status,
+        attempts: Int, firstAttemptAt: Date?, nextAttemptAt: Date?, lastStatus: Int?, lastError: String?, deliveredAt: Date?
+    ) {
+        self.endpoint = endpoint
+        self.sequence = sequence
+        self.eventId = eventId
+        self.eventType = eventType
+        self.account = account
+        self.status = status
+        self.attempts = attempts
+        self.firstAttemptAt = firstAttemptAt
+        self.nextAttemptAt = nextAttemptAt
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.deliveredAt = deliveredAt
+    }
+}
+
+/// A delivery claimed by one deliverer until its lease ends.
+public struct ClaimedDelivery: Sendable, Hashable {
+    public var event: LedgerEvent
+    /// Attempts made before this one.
+    public var attempts: Int
+    /// When the first attempt was made (`nil` before the first).
+    public var firstAttemptAt: Date?
+
+    public init(event: LedgerEvent, attempts: Int, firstAttemptAt: Date?) {
+        self.event = event
+        self.attempts = attempts
+        self.firstAttemptAt = firstAttemptAt
+    }
+}
+
+/// The result of one delivery attempt.
+public enum DeliveryResult: Sendable, Hashable {
+    /// The endpoint accepted the event.
+    case delivered(status: Int)
+    /// It failed; try again at `next`.
+    case retry(next: Date, status: Int?, error: String)
+    /// It failed and the retry window is closed.
+    case failed(status: Int?, error: String)
+}
+
+/// The webhook deliveries of the ledger's events, kept in the ledger's own database so that
+/// nothing is lost across crashes and several instances share the work.
+///
+/// For each endpoint, ``fanOut(endpoint:types:limit:now:)`` turns events after the endpoint's
+/// cursor into pending deliveries; ``claim(endpoint:now:limit:lease:holder:)`` hands out due
+/// ones — never an event while an earlier event of the same account is still pending for that
+/// endpoint, so each account's events arrive in order — and leases them to one deliverer
+/// (a killed deliverer's lease runs out and another takes them); ``complete(endpoint:sequence:holder:result:at:)``
+/// records the attempt. A failed delivery stops blocking its account, shows in
+/// ``deliveries(endpoint:status:after:limit:)`` and can be sent again with
+/// ``redeliver(endpoint:sequence:at:)``.
+public protocol EventDeliveryStore: Sendable {
+    /// Moves up to `limit` events after the endpoint's cursor into pending deliveries (those
+    /// of `types`, or all when `nil`) and advances the cursor past them. A new endpoint starts
+    /// at the end of the stream: it receives the events recorded after it was added.
+    ///
+    /// - Returns: How many events were scanned (0 when the endpoint is up to date, or when
+    ///   another instance is fanning out for it right now).
+    func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int
+
+    /// Leases up to `limit` due pending deliveries to `holder`, oldest first, at most the
+    /// oldest pending one per account.
+    func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery]
+
+    /// Records an attempt's result, if `holder` still holds the lease (otherwise another
+    /// deliverer took over, and its result counts).
+    ///
+    /// - Returns: Whether the result was recorded.
+    @discardableResult
+    func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool
+
+    /// Deliveries by status (any when `nil`) and endpoint (any when `nil`), by sequence after `after`.
+    func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery]
+
+    /// Makes a delivery pending again, due now, with its attempts reset.
+    ///
+    /// - Returns: Whether such a delivery exists.
+    @discardableResult
+    func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool
+
+    /// How many deliveries each endpoint has in each status.
+    func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]]
+}

@@ -1,0 +1,184 @@
+public import Foundation
+import Logging
+import PostgresNIO
+import StoreGateCore
+public import StoreGateLedger
+
+/// Webhook deliveries in PostgreSQL (schema 3), shared by every instance: the fan-out of an
+/// endpoint runs in one instance at a time (its cursor row is locked, `SKIP LOCKED` for the
+/// others), and claims take due rows `FOR UPDATE SKIP LOCKED` and lease them, so two
+/// instances never send the same delivery while its lease runs.
+enum PostgresDeliveries {
+    static let migration: [String] = [
+        """
+        CREATE TABLE ledger_webhook_cursors (
+            endpoint TEXT NOT NULL PRIMARY KEY,
+            sequence BIGINT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE ledger_deliveries (
+            endpoint TEXT NOT NULL,
+            sequence BIGINT NOT NULL,
+            event_id TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            account_id TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+            attempts BIGINT NOT NULL,
+            first_attempt_at BIGINT,
+            next_attempt_at BIGINT,
+            claimed_by TEXT,
+            claimed_until BIGINT,
+            last_status BIGINT,
+            last_error TEXT,
+            delivered_at BIGINT,
+            PRIMARY KEY (endpoint, sequence)
+        )
+        """,
+        "CREATE INDEX ledger_deliveries_pending ON ledger_deliveries (endpoint, sequence) WHERE status = 'pending'",
+        "CREATE INDEX ledger_deliveries_account ON ledger_deliveries (endpoint, account_id, sequence) WHERE status = 'pending'",
+        "CREATE INDEX ledger_deliveries_status ON ledger_deliveries (status, sequence)",
+    ]
+
+    static let columns = """
+        endpoint, sequence, event_id, event_type, account_id, status, attempts, first_attempt_at, next_attempt_at, \
+        last_status, last_error, delivered_at
+        """
+
+    static func decode(_ row: PostgresRandomAccessRow) throws -> EventDelivery {
+        EventDelivery(
+            endpoint: try row.text(0), sequence: try row.integer(1), eventId: try row.text(2), eventType: try row.text(3),
+            account: AccountID(stored: try row.text(4)), status: EventDelivery.Status(rawValue: try row.text(5)) ?? .failed,
+            attempts: try row.int(6), firstAttemptAt: try row.optionalDate(7), nextAttemptAt: try row.optionalDate(8),
+            lastStatus: try row.optionalInteger(9).map { Int($0) }, lastError: try row.optionalText(10), deliveredAt: try row.optionalDate(11)
+        )
+    }
+}
+
+extension PostgresLedger: EventDeliveryStore {
+    public func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        let logger = self.logger
+        return try await transaction { connection in
+            let created = try await Self.rows(connection, """
+                INSERT INTO ledger_webhook_cursors (endpoint, sequence) SELECT $1, COALESCE(MAX(sequence), 0) FROM ledger_events
+                ON CONFLICT (endpoint) DO NOTHING RETURNING sequence
+                """, [.text(endpoint)], logger: logger)
+            // A new endpoint starts at the end of the stream.
+            guard created.isEmpty else { return 0 }
+            let locked = try await Self.rows(
+                connection, "SELECT sequence FROM ledger_webhook_cursors WHERE endpoint = $1 FOR UPDATE SKIP LOCKED", [.text(endpoint)], logger: logger)
+            // Another instance is fanning out for this endpoint.
+            guard let cursor = try locked.first?.integer(0) else { return 0 }
+            let events = try await Self.loadEvents(connection, after: cursor, limit: limit, logger: logger)
+            guard let last = events.last else { return 0 }
+            let chosen = events.filter { types?.contains($0.type.rawValue) ?? true }
+            if !chosen.isEmpty {
+                try await Self.run(connection, """
+                    INSERT INTO ledger_deliveries (endpoint, sequence, event_id, event_type, account_id, status, attempts, next_attempt_at)
+                    SELECT $1, s, i, t, a, 'pending', 0, $6 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(s, i, t, a)
+                    ON CONFLICT DO NOTHING
+                    """, [
+                        .text(endpoint), .integers(chosen.map(\.sequence)), .texts(chosen.map(\.id)), .texts(chosen.map(\.type.rawValue)),
+                        .texts(chosen.map(\.account.rawValue)), .integer(now.ledgerMilliseconds),
+                    ], logger: logger)
+            }
+            try await Self.run(connection, "UPDATE ledger_webhook_cursors SET sequence = $1 WHERE endpoint = $2", [.integer(last.sequence), .text(endpoint)], logger: logger)
+            return events.count
+        }
+    }
+
+    public func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery] {
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        let logger = self.logger
+        let now = now.ledgerMilliseconds
+        let until = now + Int64(lease.seconds * 1000)
+        return try await withConnection { connection in
+            // The oldest pending delivery of each account, if due and not leased; rows another
+            // instance is claiming right now are skipped, not waited for.
+            let rows = try await Self.rows(connection, """
+                WITH due AS (
+                    SELECT d.endpoint, d.sequence FROM ledger_deliveries d
+                    WHERE d.endpoint = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2
+                      AND (d.claimed_until IS NULL OR d.claimed_until <= $2)
+                      AND NOT EXISTS (SELECT 1 FROM ledger_deliveries p WHERE p.endpoint = d.endpoint AND p.account_id = d.account_id
+                                      AND p.status = 'pending' AND p.sequence < d.sequence)
+                    ORDER BY d.sequence LIMIT $3
+                    FOR UPDATE OF d SKIP LOCKED
+                ), claimed AS (
+                    UPDATE ledger_deliveries d SET claimed_by = $4, claimed_until = $5 FROM due
+                    WHERE d.endpoint = due.endpoint AND d.sequence = due.sequence
+                    RETURNING d.sequence, d.attempts, d.first_attempt_at
+                )
+                SELECT c.sequence, c.attempts, c.first_attempt_at, e.payload::text
+                FROM claimed c JOIN ledger_events e ON e.sequence = c.sequence ORDER BY c.sequence
+                """, [.text(endpoint), .integer(now), .integer(Int64(limit)), .text(holder), .integer(until)], logger: logger)
+            return try rows.map { row in
+                ClaimedDelivery(
+                    event: try LedgerEvent(stored: Array(try row.text(3).utf8), sequence: try row.integer(0)),
+                    attempts: try row.int(1), firstAttemptAt: try row.optionalDate(2)
+                )
+            }
+        }
+    }
+
+    @discardableResult
+    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
+        let logger = self.logger
+        return try await transaction { connection in
+            let rows = try await Self.rows(connection, """
+                SELECT \(PostgresDeliveries.columns) FROM ledger_deliveries
+                WHERE endpoint = $1 AND sequence = $2 AND status = 'pending' AND claimed_by = $3 FOR UPDATE
+                """, [.text(endpoint), .integer(sequence), .text(holder)], logger: logger)
+            guard let row = rows.first else { return false }
+            var delivery = try PostgresDeliveries.decode(row)
+            delivery.apply(result, at: date)
+            try await Self.run(connection, """
+                UPDATE ledger_deliveries SET status = $1, attempts = $2, first_attempt_at = $3, next_attempt_at = $4, last_status = $5,
+                    last_error = $6, delivered_at = $7, claimed_by = NULL, claimed_until = NULL
+                WHERE endpoint = $8 AND sequence = $9
+                """, [
+                    .text(delivery.status.rawValue), .integer(Int64(delivery.attempts)), .optional(delivery.firstAttemptAt?.ledgerMilliseconds),
+                    .optional(delivery.nextAttemptAt?.ledgerMilliseconds), .optional(delivery.lastStatus), .optional(delivery.lastError),
+                    .optional(delivery.deliveredAt?.ledgerMilliseconds), .text(endpoint), .integer(sequence),
+                ], logger: logger)
+            return true
+        }
+    }
+
+    public func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {
+        try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await Self.rows(connection, """
+                SELECT \(PostgresDeliveries.columns) FROM ledger_deliveries
+                WHERE sequence > $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR endpoint = $3)
+                ORDER BY sequence, endpoint LIMIT $4
+                """, [.integer(after), .optional(status?.rawValue), .optional(endpoint), .integer(Int64(limit))], logger: logger
+            ).map(PostgresDeliveries.decode)
+        }
+    }
+
+    @discardableResult
+    public func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool {
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await !Self.rows(connection, """
+                UPDATE ledger_deliveries SET status = 'pending', attempts = 0, first_attempt_at = NULL, next_attempt_at = $1,
+                    delivered_at = NULL, claimed_by = NULL, claimed_until = NULL
+                WHERE endpoint = $2 AND sequence = $3 RETURNING sequence
+                """, [.integer(date.ledgerMilliseconds), .text(endpoint), .integer(sequence)], logger: logger).isEmpty
+        }
+    }
+
+    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        let logger = self.logger
+        return try await withConnection { connection in
+            var counts: [String: [EventDelivery.Status: Int]] = [:]
+            for row in try await Self.rows(connection, "SELECT endpoint, status, COUNT(*)::BIGINT FROM ledger_deliveries GROUP BY endpoint, status", logger: logger) {
+                if let status = EventDelivery.Status(rawValue: try row.text(1)) { counts[try row.text(0), default: [:]][status] = try row.int(2) }
+            }
+            return counts
+        }
+    }
+}
