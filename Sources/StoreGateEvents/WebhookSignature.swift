@@ -1,0 +1,127 @@
+public import Foundation
+import Crypto
+
+/// The signature of a webhook delivery: HMAC-SHA256 over the timestamp and the body, sent as
+///
+///     StoreGate-Signature: t=1732450000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+///
+/// where `t` is the sending time in Unix seconds and `v1` is the lowercase hexadecimal
+/// HMAC-SHA256, keyed by the endpoint's secret, of `"\(t)." + body`. A receiver recomputes it
+/// over the raw body bytes, compares in constant time, and refuses a `t` older than a few
+/// minutes (a replayed delivery). During a secret rotation a header may carry several `v1`.
+/// Every attempt is signed anew, with its own `t`; the event's `id` stays the same.
+public enum WebhookSignature {
+    /// The header's name.
+    public static let headerName = "StoreGate-Signature"
+
+    /// Why a signature was refused.
+    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The header is not `t=…,v1=…`.
+        case malformedHeader
+        /// No `v1` matches the body and secret.
+        case mismatch
+        /// `t` is further from now than the tolerance (a replay, or a wrong clock).
+        case outsideTolerance(seconds: Int64)
+
+        public var description: String {
+            switch self {
+            case .malformedHeader: return "the signature header is not t=<unix seconds>,v1=<hex>"
+            case .mismatch: return "no signature matches the body and the secret"
+            case .outsideTolerance(let seconds): return "the signature's timestamp is \(seconds) s from now, outside the tolerance"
+            }
+        }
+    }
+
+    /// The header value for `body` sent at `date`.
+    public static func header(body: some Collection<UInt8>, secret: String, at date: Date) -> String {
+        let timestamp = Int64(date.timeIntervalSince1970.rounded(.down))
+        return "t=\(timestamp),v1=\(hex(mac(body: body, secret: secret, timestamp: timestamp)))"
+    }
+
+    /// Checks a received header against the raw body.
+    ///
+    /// - Parameters:
+    ///   - tolerance: The largest accepted distance between `t` and `now` (default 5 minutes).
+    /// - Returns: The signed timestamp.
+    /// - Throws: ``Failure``.
+    @discardableResult
+    public static func verify(
+        header: String, body: some Collection<UInt8>, secret: String, now: Date = Date(), tolerance: Duration = .seconds(300)
+    ) throws(Failure) -> Date {
+        var timestamp: Int64?
+        var candidates: [[UInt8]] = []
+        for part in header.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2 else { throw .malformedHeader }
+            switch pair[0] {
+            case "t":
+                guard timestamp == nil, pair[1].utf8.count <= 12, pair[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(pair[1]) else {
+                    throw .malformedHeader
+                }
+                timestamp = value
+            case "v1":
+                guard let bytes = unhex(pair[1]), bytes.count == 32 else { throw .malformedHeader }
+                candidates.append(bytes)
+            default:
+                continue  // other schemes: ignored, as a receiver should
+            }
+        }
+        guard let timestamp, !candidates.isEmpty else { throw .malformedHeader }
+        let expected = mac(body: body, secret: secret, timestamp: timestamp)
+        var matched = false
+        for candidate in candidates {
+            matched = constantTimeEqual(candidate, expected) || matched
+        }
+        guard matched else { throw .mismatch }
+        let distance = abs(Int64(now.timeIntervalSince1970.rounded(.down)) - timestamp)
+        guard distance <= tolerance.components.seconds else { throw .outsideTolerance(seconds: distance) }
+        return Date(timeIntervalSince1970: TimeInterval(timestamp))
+    }
+
+    static func mac(body: some Collection<UInt8>, secret: String, timestamp: Int64) -> [UInt8] {
+        var hmac = HMAC<SHA256>(key: SymmetricKey(data: Array(secret.utf8)))
+        hmac.update(data: Array("\(timestamp).".utf8))
+        hmac.update(data: Array(body))
+        return Array(hmac.finalize())
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func unhex(_ text: Substring) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count / 2)
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x61 + 10
+            case 0x41...0x46: return c - 0x41 + 10
+            default: return nil
+            }
+        }
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
