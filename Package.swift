@@ -267,7 +267,7 @@ let package = Package(
             name: "StoreGateServerTests",
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

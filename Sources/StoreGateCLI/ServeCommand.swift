@@ -45,6 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("database-timeout-ms"), help: "Longest wait for the database before a request answers 503 retryable (STOREGATE_DATABASE_TIMEOUT_MS; default 2000).") var databaseTimeoutMilliseconds: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
     @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
+    @Option(name: .customLong("webhooks-file"), help: "Webhook endpoints JSON: {\"endpoints\": [{\"name\", \"url\", \"secret\", \"types\"}]} (STOREGATE_WEBHOOKS_FILE).") var webhooksFile: String?
 
     /// The flags given, keyed by the environment variable each mirrors.
     var flagSettings: [ServerConfiguration.Setting: String?] {
@@ -55,7 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
             .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
             .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
             .postgresMaxConnections: postgresMaxConnections, .databaseTimeout: databaseTimeoutMilliseconds, .logLevel: logLevel,
-            .shutdownGrace: shutdownGraceSeconds,
+            .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile,
         ]
     }
 

@@ -84,6 +84,8 @@ public func buildApplication(
         ("/v1/accounts/:account/entitlements", [.get, .head]),
         ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
         ("/v1/events", [.get, .head]),
+        ("/v1/webhooks/deliveries", [.get, .head]),
+        ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
         ("/verifyReceipt", [.get, .head, .post]),
         ("/healthz", [.get, .head]),
         ("/readyz", [.get, .head]),
@@ -103,6 +105,8 @@ public func buildApplication(
     keyed(.entitlementsRead).get("/v1/accounts/:account/entitlements", use: endpoints.readEntitlements)
     keyed(.consumablesConsume).post("/v1/accounts/:account/consumables/:productId/consume", use: endpoints.consume)
     keyed(.eventsRead).get("/v1/events", use: endpoints.readEvents)
+    keyed(.webhooksManage).get("/v1/webhooks/deliveries", use: endpoints.readDeliveries)
+    keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
     router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
     router.get("/healthz", use: endpoints.health)
     router.get("/readyz", use: endpoints.ready)
@@ -119,6 +123,9 @@ public func buildApplication(
     // Shut down in reverse order: the server drains, then the ledger closes, then its pool stops.
     app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
+    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
+        app.addServices(webhooks)
+    }
     app.beforeServerStarts(perform: opened.prepare)
     return app
 }

@@ -5,6 +5,8 @@ import NIOCore
 import StoreGateCore
 import Testing
 
+import StoreGateEvents
+import StoreGateTestSupport
 @testable import StoreGateServer
 
 @Suite("The events stream")
@@ -62,6 +64,71 @@ struct EventEndpointTests {
             #expect(bad.code == "invalid_query_parameter")
             #expect(try await client.send(.get, "/v1/events", key: TestData.readerKey).status == .forbidden)
             #expect(try await client.send(.get, "/v1/events").status == .unauthorized)
+        }
+    }
+}
+
+@Suite("Webhooks from storegate serve")
+struct WebhookServeTests {
+    static let secret = "whsec_serve-secret-0123456789"
+
+    @Test("the served application delivers events, lists a failed delivery, and redelivers it on request")
+    func deliverFailAndRedeliver() async throws {
+        try await WebhookReceiver.run(secret: Self.secret) { receiver in
+            var configuration = try TestData.configuration()
+            configuration.webhooks = [try WebhookEndpoint(name: "backend", url: receiver.url, secret: Self.secret)]
+            var policy = WebhookDeliveryPolicy()
+            policy.attemptTimeout = .milliseconds(500)
+            policy.firstRetry = .milliseconds(10)
+            policy.maximumRetryInterval = .milliseconds(20)
+            policy.retryWindow = .milliseconds(150)
+            policy.pollInterval = .milliseconds(10)
+            configuration.webhookPolicy = policy
+            var keys = configuration.apiKeys
+            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.webhooksManage])
+            configuration.apiKeys = keys
+            let (app, _) = TestData.application(configuration)
+            try await app.test(.live) { client in
+                func waitUntil(_ condition: () async throws -> Bool) async throws -> Bool {
+                    for _ in 0..<500 {
+                        if try await condition() { return true }
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    return false
+                }
+                // The endpoint starts at the end of the stream: give the deliverer a moment to register it.
+                try await Task.sleep(for: .milliseconds(100))
+                try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey,
+                                      body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "44000000"), account: "fay"))
+                #expect(try await waitUntil { receiver.received.count >= 2 })
+                #expect(receiver.received.map(\.type) == ["consumable.credited", "purchase.recorded"])
+                #expect(receiver.received.allSatisfy { $0.signatureValid && $0.account == "fay" })
+
+                receiver.setMode(.chaos(failures: 1, stalls: 0, stall: .zero, slow: 0, slowDelay: .zero))
+                try await client.send(.post, "/v1/accounts/fay/consumables/\(TestData.coins)/consume", key: TestData.fullKey,
+                                      body: try TestData.json(["quantity": 1, "idempotencyKey": "k1"]))
+                var failed: [[String: Any]] = []
+                #expect(try await waitUntil {
+                    let page = try await client.send(.get, "/v1/webhooks/deliveries?status=failed", key: "ops-key-0123456789abcdef")
+                    failed = try page.json["deliveries"] as? [[String: Any]] ?? []
+                    return !failed.isEmpty
+                })
+                let sequence = try #require(failed.first?["sequence"] as? Int)
+                #expect(failed.first?["eventType"] as? String == "consumable.consumed")
+                #expect(failed.first?["lastStatus"] as? Int == 500)
+                #expect((failed.first?["attempts"] as? Int ?? 0) >= 1)
+
+                receiver.setMode(.healthy)
+                let redelivered = try await client.send(.post, "/v1/webhooks/deliveries/backend/\(sequence)/redeliver", key: "ops-key-0123456789abcdef")
+                #expect(redelivered.status == .accepted)
+                #expect(try await waitUntil { receiver.received.last?.status == 200 && receiver.received.last?.type == "consumable.consumed" })
+                let delivered = try await client.send(.get, "/v1/webhooks/deliveries?status=delivered&endpoint=backend", key: "ops-key-0123456789abcdef")
+                #expect((try delivered.json["deliveries"] as? [Any])?.count == 3)
+
+                #expect(try await client.send(.post, "/v1/webhooks/deliveries/backend/999999/redeliver", key: "ops-key-0123456789abcdef").status == .notFound)
+                #expect(try await client.send(.get, "/v1/webhooks/deliveries?endpoint=nope", key: "ops-key-0123456789abcdef").status == .badRequest)
+                #expect(try await client.send(.get, "/v1/webhooks/deliveries", key: TestData.readerKey).status == .forbidden)
+            }
         }
     }
 }

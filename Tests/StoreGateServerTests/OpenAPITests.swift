@@ -75,6 +75,8 @@ struct OpenAPITests {
         ("get", "/v1/accounts/{account}/entitlements"),
         ("post", "/v1/accounts/{account}/consumables/{productId}/consume"),
         ("get", "/v1/events"),
+        ("get", "/v1/webhooks/deliveries"),
+        ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
         ("post", "/verifyReceipt"),
         ("get", "/verifyReceipt"),
         ("get", "/healthz"),
@@ -158,6 +160,12 @@ struct OpenAPITests {
             try await call(.get, "/v1/events?after=999999", events)
             try await call(.get, "/v1/events?limit=0", events)
             try await call(.get, events, events, key: TestData.readerKey)
+            let deliveries = "/v1/webhooks/deliveries"
+            try await call(.get, deliveries, deliveries)
+            try await call(.get, "/v1/webhooks/deliveries?status=bogus", deliveries)
+            let redeliver = "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"
+            try await call(.post, "/v1/webhooks/deliveries/app/999/redeliver", redeliver)
+            try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
 
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))

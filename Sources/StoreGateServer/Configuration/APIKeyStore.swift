@@ -15,6 +15,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case verifyReceipt = "verifyreceipt"
     /// `GET /v1/events`.
     case eventsRead = "events.read"
+    /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`.
+    case webhooksManage = "webhooks.manage"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -31,7 +33,7 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
 /// - `STOREGATE_API_KEYS_FILE`: one key per line, `name secret [permission …]` (whitespace
 ///   separated; `#` starts a comment); no permission, or `*`, means every permission.
 ///   Permissions: `receipts.verify`, `transactions.verify`, `entitlements.read`,
-///   `consumables.consume`, `verifyreceipt`, `events.read`.
+///   `consumables.consume`, `verifyreceipt`, `events.read`, `webhooks.manage`.
 ///
 /// Names are 1...64 characters from `A-Z a-z 0-9 . _ -`; secrets have 16...256 printable
 /// characters without spaces, commas or colons.

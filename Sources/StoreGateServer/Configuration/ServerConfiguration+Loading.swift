@@ -5,6 +5,7 @@ import StoreGateCore
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
+import StoreGateEvents
 
 extension ServerConfiguration {
     /// Reads and checks every setting from environment variables (see ``Setting``).
@@ -77,6 +78,9 @@ extension ServerConfiguration {
             } catch {
                 throw ConfigurationError(Setting.productsFile.rawValue, "not a product catalog: expected {\"products\": {\"ID\": {\"type\": \"Consumable\"}}}")
             }
+        }
+        if let path = reader.value(.webhooksFile) {
+            configuration.webhooks = try Self.webhooks(Array(try reader.fileText(.webhooksFile, path: path).utf8))
         }
         if let namespace = reader.value(.accountTokenNamespace) {
             guard let uuid = UUID(uuidString: namespace) else {
@@ -231,5 +235,50 @@ struct SettingReader {
             throw ConfigurationError(setting.rawValue, "the file \(path) is not UTF-8 text")
         }
         return text
+    }
+}
+
+extension ServerConfiguration {
+    /// Reads `{"endpoints": [{"name": "…", "url": "…", "secret": "…", "types": ["…"]}]}`.
+    static func webhooks(_ bytes: [UInt8]) throws(ConfigurationError) -> [WebhookEndpoint] {
+        let setting = Setting.webhooksFile.rawValue
+        let shape = "expected {\"endpoints\": [{\"name\": \"…\", \"url\": \"https://…\", \"secret\": \"…\", \"types\": [\"…\"]}]}"
+        guard case .success(let document) = JSONReader.readObject(bytes), case .array(let entries)? = document["endpoints"],
+              document.members.count == 1
+        else {
+            throw ConfigurationError(setting, shape)
+        }
+        var endpoints: [WebhookEndpoint] = []
+        for entry in entries {
+            guard case .object(let object) = entry, case .string(let name)? = object["name"], case .string(let url)? = object["url"],
+                  case .string(let secret)? = object["secret"],
+                  object.members.allSatisfy({ ["name", "url", "secret", "types"].contains($0.key) })
+            else {
+                throw ConfigurationError(setting, shape)
+            }
+            var types: Set<String>?
+            switch object["types"] {
+            case nil, .null?:
+                types = nil
+            case .array(let list)?:
+                var set: Set<String> = []
+                for item in list {
+                    guard case .string(let type) = item else { throw ConfigurationError(setting, "endpoint '\(name)': types are strings") }
+                    set.insert(type)
+                }
+                types = set
+            default:
+                throw ConfigurationError(setting, "endpoint '\(name)': types is an array of event types")
+            }
+            do throws(WebhookConfigurationError) {
+                endpoints.append(try WebhookEndpoint(name: name, url: url, secret: secret, types: types))
+            } catch {
+                throw ConfigurationError(setting, error.description)
+            }
+        }
+        guard Set(endpoints.map(\.name)).count == endpoints.count else {
+            throw ConfigurationError(setting, "two endpoints have the same name")
+        }
+        return endpoints
     }
 }

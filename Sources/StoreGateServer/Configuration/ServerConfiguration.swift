@@ -4,6 +4,7 @@ public import StoreGateAppStoreClient
 public import StoreGateCore
 public import StoreGateLedger
 public import StoreGateLedgerSQLite
+public import StoreGateEvents
 
 /// Everything `storegate serve` is configured with.
 ///
@@ -97,6 +98,11 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
     public var shutdownGracePeriod: Duration = .seconds(30)
+    /// Where the ledger's events are sent (none by default: events are still recorded and
+    /// readable with `GET /v1/events`).
+    public var webhooks: [WebhookEndpoint] = []
+    /// How webhook deliveries are attempted and retried.
+    public var webhookPolicy = WebhookDeliveryPolicy()
 
     /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
     public init() {}
@@ -153,6 +159,7 @@ extension ServerConfiguration {
         case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
         case logLevel = "STOREGATE_LOG_LEVEL"
         case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
+        case webhooksFile = "STOREGATE_WEBHOOKS_FILE"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.
