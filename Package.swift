@@ -198,6 +198,7 @@ let package = Package(
             name: "StoreGateCLI",
             dependencies: [
                 "StoreGateCore",
+                "StoreGateEvents",
                 "StoreGateReceipt",
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
@@ -292,7 +293,7 @@ let package = Package(
             name: "StoreGateCLITests",
             dependencies: [
                 "StoreGateCLI", "StoreGateDevTools", "StoreGateTestSupport", "StoreGateCore",
-                "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite",
+                "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents",
             ],
             swiftSettings: strictSwift
         ),

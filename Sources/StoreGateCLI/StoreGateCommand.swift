@@ -11,6 +11,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             VerifyCommand.self,
             ServeCommand.self,
             AppStoreCommand.self,
+            WebhookCommand.self,
         ]
     )
 }

@@ -21,15 +21,18 @@ struct CLI {
 
     /// Runs `storegate` on a thread of its own (see ``runBlocking(_:)``): waiting for a child
     /// process must not hold a thread of the cooperative pool.
-    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Result {
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) async throws -> Result {
         let binary = try #require(binary, "the storegate binary is not built next to the tests")
-        return try await runBlocking { try runToEnd(binary, arguments, stdin: stdin) }
+        return try await runBlocking { try runToEnd(binary, arguments, stdin: stdin, environment: environment) }
     }
 
-    private static func runToEnd(_ binary: URL, _ arguments: [String], stdin: Data?) throws -> Result {
+    private static func runToEnd(_ binary: URL, _ arguments: [String], stdin: Data?, environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let output = Pipe()
         let error = Pipe()
         let input = Pipe()
