@@ -220,8 +220,10 @@ let package = Package(
                 "StoreGateLedger",
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
+                "StoreGateEvents",
                 "StoreGateTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),

@@ -5,10 +5,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -27,7 +27,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "receipt", "receipts": try await ReceiptBenchmark.run(iterations: iterations)
             case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
             case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger)")
+            case "events": try await EventsBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events)")
             }
         }
     }

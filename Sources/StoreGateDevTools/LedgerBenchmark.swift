@@ -21,9 +21,7 @@ enum LedgerBenchmark {
         let accounts = max(1, count / 4)
         print("ledger (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(count) operations per line)")
         print("backend   operation                                      ops/s      p50 µs      p99 µs")
-        let configuration = LedgerConfiguration(
-            encryption: try ProofEncryption(currentKeyID: "bench", keys: ["bench": .init(size: .bits256)])
-        )
+        let configuration = try Self.configuration()
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -69,6 +67,11 @@ enum LedgerBenchmark {
         print("          (postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
     }
 
+    /// The ledger configuration of every benchmark: raw proofs sealed with AES-GCM.
+    static func configuration() throws -> LedgerConfiguration {
+        LedgerConfiguration(encryption: try ProofEncryption(currentKeyID: "bench", keys: ["bench": .init(size: .bits256)]))
+    }
+
     // MARK: Workload
 
     private static let payload: [UInt8] = (0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
@@ -100,7 +103,7 @@ enum LedgerBenchmark {
         return (proof, try LedgerStressCommand.account("acct-\(accountNumber)"))
     }
 
-    private static func record(_ ledger: any Ledger, label: String, writers: Int, range: Range<Int>, accounts: Int) async throws {
+    static func record(_ ledger: any Ledger, label: String, writers: Int, range: Range<Int>, accounts: Int) async throws {
         let (seconds, latencies) = try await measure(tasks: writers, indices: range) { index in
             let (proof, account) = try proof(index, accounts: accounts)
             try await ledger.record(proof, for: account)
@@ -150,7 +153,7 @@ enum LedgerBenchmark {
         return (Double(BenchSupport.now() - start) / 1e9, latencies)
     }
 
-    private static func report(_ backend: String, _ operation: String, _ count: Int, _ seconds: Double, _ latencies: [Double]) {
+    static func report(_ backend: String, _ operation: String, _ count: Int, _ seconds: Double, _ latencies: [Double]) {
         print(
             backend.padding(toLength: 10, withPad: " ", startingAt: 0)
                 + operation.padding(toLength: 44, withPad: " ", startingAt: 0)

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// A delivery as the stores keep it: the public record and its lease.
 package struct DeliveryRow: Sendable, Hashable {

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import StoreGateAppStoreClient
+import StoreGateCore
+import StoreGateEvents
+import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateLedgerSQLite
+import StoreGateTestSupport
+
+/// `storegate-dev bench events`: what the outbox costs and how fast it drains.
+///
+/// - record: the ledger benchmark's workload (``LedgerBenchmark``), whose every write now
+///   appends its events; compare with `bench ledger` of a build before the outbox.
+/// - read: paging the whole stream with `events(after:limit:)`, 1,000 at a time, and the peak
+///   memory above the start (constant: one page at a time).
+/// - deliver: every event to a local receiver through the webhook service (signatures,
+///   leases, per-account order), on SQLite and on PostgreSQL.
+enum EventsBenchmark {
+    static func run(iterations: Int, postgresURL: String?, postgresConnections: Int) async throws {
+        let count = max(20_000, iterations * 10)
+        let accounts = max(1, count / 4)
+        print("events (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(count) operations per line)")
+        print("backend   operation                                      ops/s      p50 µs      p99 µs")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-bench-events-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
+
+        let sqlite = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path, configuration: LedgerBenchmark.configuration())
+        try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 1, range: 0..<count, accounts: accounts)
+        try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 16, range: count..<(2 * count), accounts: accounts)
+        try await read(sqlite, label: "sqlite")
+        try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
+        await sqlite.close()
+
+        var server: TemporaryPostgres?
+        defer { server?.stop() }
+        let url: String
+        if let postgresURL {
+            url = postgresURL
+        } else {
+            guard TemporaryPostgres.isAvailable else {
+                print("postgres  skipped: no PostgreSQL binaries (install postgresql or pass --postgres-url)")
+                return
+            }
+            let started = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: true))
+            server = started
+            url = try started.createDatabase("storegate_bench_events")
+        }
+        let postgres = try await PostgresLedger.connect(url: url, configuration: LedgerBenchmark.configuration(), maximumConnections: max(1, postgresConnections))
+        try await LedgerBenchmark.record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
+        try await read(postgres, label: "postgres")
+        try await deliver(postgres, label: "postgres", count: count / 4, accounts: accounts, offset: count)
+        await postgres.close()
+    }
+
+    /// Pages through every event, 1,000 at a time.
+    static func read(_ ledger: any Ledger, label: String) async throws {
+        _ = BenchSupport.resetPeakMemory()
+        let before = BenchSupport.memory()?.rss ?? 0
+        let start = BenchSupport.now()
+        var cursor: Int64 = 0
+        var total = 0
+        var pages: [Double] = []
+        while true {
+            let begin = BenchSupport.now()
+            let page = try await ledger.events(after: cursor, limit: 1000)
+            pages.append(Double(BenchSupport.now() - begin) / 1000)
+            guard let last = page.last else { break }
+            total += page.count
+            cursor = last.sequence
+        }
+        let seconds = Double(BenchSupport.now() - start) / 1e9
+        let peak = BenchSupport.memory()?.peak ?? 0
+        pages.sort()
+        LedgerBenchmark.report(label, "read \(total) events, pages of 1,000", total, seconds, pages)
+        print("          (read: peak memory \(String(format: "%.1f", Double(max(0, peak - before)) / 1_048_576)) MB above the start; p50/p99 are per page)")
+    }
+
+    /// Records `count` more operations, then measures how fast the webhook service delivers
+    /// their events to a local receiver.
+    static func deliver(_ ledger: any Ledger, label: String, count: Int, accounts: Int, offset: Int) async throws {
+        guard let store = ledger as? any EventDeliveryStore else { return }
+        let secret = "whsec_bench-secret-0123456789"
+        let logger = Logger(label: "storegate.bench", factory: { _ in SwiftLogNoOpLogHandler() })
+        let transport = AsyncHTTPClientTransport(logger: logger)
+        try await WebhookReceiver.run(secret: secret) { receiver in
+            let endpoint = try WebhookEndpoint(name: "bench-\(UUID().uuidString.prefix(8))", url: receiver.url, secret: secret)
+            var policy = WebhookDeliveryPolicy()
+            policy.pollInterval = .milliseconds(5)
+            policy.batchSize = 128
+            let service = WebhookDeliveryService(store: store, endpoints: [endpoint], transport: transport, policy: policy, logger: logger)
+            try await service.deliverOnce(endpoint)  // the endpoint starts here
+            for index in offset..<(offset + count) {
+                let (proof, account) = try LedgerBenchmark.proof(index, accounts: accounts)
+                try await ledger.record(proof, for: account)
+            }
+            let start = BenchSupport.now()
+            var delivered = 0
+            // Rounds until every event recorded above is delivered.
+            while true {
+                let done = try await service.deliverOnce(endpoint)
+                delivered = receiver.received.count
+                if done == 0, try await store.deliveryCounts()[endpoint.name]?[.pending] ?? 0 == 0 { break }
+            }
+            let seconds = Double(BenchSupport.now() - start) / 1e9
+            let valid = receiver.received.allSatisfy { $0.signatureValid }
+            LedgerBenchmark.report(label, "deliver events to a local receiver", delivered, seconds, [])
+            print("          (deliver: \(delivered) events, signatures \(valid ? "all valid" : "NOT all valid"), batches of \(policy.batchSize))")
+        }
+        try await transport.shutdown()
+    }
+}
