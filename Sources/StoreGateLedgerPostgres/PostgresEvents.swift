@@ -32,7 +32,6 @@ enum PostgresEvents {
             payload JSONB NOT NULL
         )
         """,
-        "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence)",
         load,
         PostgresFunctions.applyWithEvents,
         consume,

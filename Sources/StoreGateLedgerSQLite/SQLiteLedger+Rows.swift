@@ -202,26 +202,32 @@ extension SQLiteLedger {
         }
         // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
         // refund) stays out of VALUES; it only ever meets an existing row.
+        var stored: [BalanceKey: ConsumableBalance] = [:]
         for delta in plan.balanceDeltas {
-            try connection.run("""
+            try connection.query("""
                 INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
                 VALUES (?1, ?2, MAX(?3, 0), MAX(?4, 0), 0)
                 ON CONFLICT (account_id, product_id) DO UPDATE SET
                     purchased = ledger_balances.purchased + ?3,
                     refunded = ledger_balances.refunded + ?4
+                RETURNING purchased, refunded, consumed
                 """, [
                     .text(delta.key.account.rawValue), .text(delta.key.productId),
                     .integer(Int64(delta.purchased)), .integer(Int64(delta.refunded)),
                 ]
-            )
+            ) { row throws(LedgerError) in
+                stored[delta.key] = ConsumableBalance(
+                    productId: delta.key.productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2))
+                )
+            }
         }
         var events = plan.events
         if !events.isEmpty {
-            var stored: [BalanceKey: ConsumableBalance] = [:]
-            for key in events.balanceKeys {
-                stored[key] = try balance(connection, key)
+            // The counters the upserts returned; a consumable event without a delta reads them.
+            try events.settleBalances { key throws(LedgerError) in
+                if let balance = stored[key] { return balance }
+                return try balance(connection, key)
             }
-            try events.settleBalances { key in stored[key] ?? ConsumableBalance(productId: key.productId, purchased: 0, refunded: 0, consumed: 0) }
             try appendEvents(events, connection)
         }
     }
@@ -278,14 +284,14 @@ extension SQLiteLedger {
             }
             return earlier.receipt(isReplay: true)
         }
-        var remaining: Int?
+        var after: ConsumableBalance?
         try connection.query(
-            "UPDATE ledger_balances SET consumed = consumed + ?1 WHERE account_id = ?2 AND product_id = ?3 AND purchased - consumed >= ?1 RETURNING purchased - consumed",
+            "UPDATE ledger_balances SET consumed = consumed + ?1 WHERE account_id = ?2 AND product_id = ?3 AND purchased - consumed >= ?1 RETURNING purchased, refunded, consumed",
             [.integer(Int64(quantity)), .text(account.rawValue), .text(productId)]
         ) { row throws(LedgerError) in
-            remaining = Int(row.integer(0))
+            after = ConsumableBalance(productId: productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2)))
         }
-        guard let remaining else {
+        guard let after else {
             var available = 0
             try connection.query(
                 "SELECT MAX(purchased - consumed, 0) FROM ledger_balances WHERE account_id = ? AND product_id = ?",
@@ -297,14 +303,13 @@ extension SQLiteLedger {
         }
         let row = ConsumptionRow(
             account: account, idempotencyKey: key, productId: productId, quantity: quantity,
-            consumedAt: date.ledgerNormalized, remaining: max(0, remaining)
+            consumedAt: date.ledgerNormalized, remaining: after.available
         )
         try connection.run(
             "INSERT INTO ledger_consumptions (account_id, idempotency_key, product_id, quantity, consumed_at, remaining) VALUES (?, ?, ?, ?, ?, ?)",
             [.text(account.rawValue), .text(key), .text(productId), .integer(Int64(quantity)), .integer(row.consumedAt.ledgerMilliseconds), .integer(Int64(row.remaining))]
         )
         let receipt = row.receipt(isReplay: false)
-        let after = try balance(connection, BalanceKey(account: account, productId: productId))
         try appendEvents([EventPlanner.consumption(receipt, balance: after, recordedAt: Date())], connection)
         return receipt
     }

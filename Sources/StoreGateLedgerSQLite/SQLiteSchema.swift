@@ -127,7 +127,6 @@ enum SQLiteSchema {
                 payload BLOB NOT NULL
             )
             """,
-            "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence)",
         ]),
         Migration(version: 3, description: "webhook deliveries", statements: [
             """

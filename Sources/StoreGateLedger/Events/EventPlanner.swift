@@ -1,5 +1,6 @@
 package import Foundation
 import StoreGateCore
+import Synchronization
 
 /// What caused a change, for the events it emits.
 package struct EventCause: Sendable {
@@ -24,21 +25,29 @@ package struct EventCause: Sendable {
 package enum EventPlanner {
     package static func events(for plan: LedgerWritePlan, state: PlanningState, cause: EventCause) -> [LedgerEvent] {
         var changedByFamily: [FamilyKey: [TransactionRow]] = [:]
-        for row in plan.transactionInserts + plan.transactionUpdates {
-            changedByFamily[row.familyKey, default: []].append(row)
+        for row in plan.transactionInserts { changedByFamily[row.familyKey, default: []].append(row) }
+        for row in plan.transactionUpdates { changedByFamily[row.familyKey, default: []].append(row) }
+        for renewal in plan.renewals where changedByFamily[renewal.key] == nil { changedByFamily[renewal.key] = [] }
+        guard !changedByFamily.isEmpty else { return [] }
+        // The stored rows of the touched families, grouped in one pass.
+        var storedByFamily: [FamilyKey: [TransactionRow]] = [:]
+        if !state.transactions.isEmpty {
+            for row in state.transactions.values where changedByFamily[row.familyKey] != nil {
+                storedByFamily[row.familyKey, default: []].append(row)
+            }
         }
-        var owners: [FamilyKey: AccountID?] = [:]
-        for family in plan.familyInserts + plan.familyClaims { owners[family.key] = family.account }
-        let touched = Set(changedByFamily.keys).union(plan.renewals.map(\.key)).sorted()
         var events: [LedgerEvent] = []
-        for family in touched {
-            let owner = owners[family] ?? state.families[family]?.account
+        for (family, changed) in changedByFamily.sorted(by: { $0.key < $1.key }) {
+            let owner = plan.familyInserts.first { $0.key == family }?.account
+                ?? plan.familyClaims.first { $0.key == family }?.account
+                ?? state.families[family]?.account
             guard let owner else { continue }
+            let stored = storedByFamily[family] ?? []
             var builder = FamilyEvents(
                 family: family, owner: owner, cause: cause,
-                before: state.transactions.values.filter { $0.familyKey == family && $0.value.account == owner },
-                changed: changedByFamily[family] ?? [],
-                unchanged: state.transactions.values.filter { $0.familyKey == family },
+                before: stored.filter { $0.value.account == owner },
+                changed: changed,
+                unchanged: stored,
                 renewalBefore: state.renewals[family],
                 renewalIncoming: plan.renewals.first { $0.key == family }
             )
@@ -73,8 +82,11 @@ package enum EventPlanner {
         )
     }
 
+    /// A new event id: a UUID (version 8, RFC 9562) made of 64 random bits drawn once per
+    /// process and a per-process counter, so ids are unique without a random draw (a system
+    /// call) per event.
     static func newID() -> String {
-        UUID().uuidString.lowercased()
+        EventIDs.shared.next()
     }
 }
 
@@ -100,15 +112,16 @@ extension [LedgerEvent] {
     }
 }
 
-/// The events of one purchase family.
+/// The events of one purchase family. Families hold a handful of transactions, so the rows
+/// are kept in arrays and searched linearly (cheaper than hashing at these sizes).
 private struct FamilyEvents {
     let family: FamilyKey
     let owner: AccountID
     let cause: EventCause
     /// The family's transactions the owner held before.
-    let before: [TransactionKey: TransactionRow]
-    /// The family's transactions the owner holds after.
-    let after: [TransactionKey: TransactionRow]
+    let before: [TransactionRow]
+    /// The family's transactions the owner holds after, by purchase date.
+    let after: [TransactionRow]
     let renewalBefore: RenewalRow?
     let renewalAfter: RenewalRow?
 
@@ -119,10 +132,15 @@ private struct FamilyEvents {
         self.family = family
         self.owner = owner
         self.cause = cause
-        self.before = Dictionary(before.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        var after = Dictionary(unchanged.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        for row in changed { after[row.key] = row }
-        self.after = after.filter { $0.value.value.account == owner }
+        self.before = before
+        var after: [TransactionRow] = []
+        after.reserveCapacity(unchanged.count + changed.count)
+        for row in unchanged where !changed.contains(where: { $0.key == row.key }) && row.value.account == owner {
+            after.append(row)
+        }
+        for row in changed where row.value.account == owner { after.append(row) }
+        if after.count > 1 { after.sort { ($0.value.purchaseDate, $0.value.transactionId) < ($1.value.purchaseDate, $1.value.transactionId) } }
+        self.after = after
         self.renewalBefore = renewalBefore
         if let incoming = renewalIncoming {
             self.renewalAfter = renewalBefore.map { incoming.supersedes($0) ? incoming : $0 } ?? incoming
@@ -131,36 +149,39 @@ private struct FamilyEvents {
         }
     }
 
+    func stored(_ key: TransactionKey) -> TransactionRow? {
+        before.first { $0.key == key }
+    }
+
     mutating func derive() -> [LedgerEvent] {
         let stateAfter = subscriptionState(after, renewalAfter)
         var events: [LedgerEvent] = []
-        let gained = after.values.filter { before[$0.key] == nil }
-            .sorted { ($0.value.purchaseDate, $0.value.transactionId) < ($1.value.purchaseDate, $1.value.transactionId) }
-        for (index, row) in gained.enumerated() {
+        var gainedSubscription = false
+        for row in after {
             let value = row.value
-            let type: LedgerEvent.EventType
-            switch value.productType {
-            case .consumable: type = .consumableCredited
-            case .autoRenewable: type = before.isEmpty && index == 0 ? .purchaseRecorded : .subscriptionRenewed
-            default: type = .purchaseRecorded
+            guard let old = stored(row.key) else {
+                // Newly the owner's (`after` is by purchase date).
+                let type: LedgerEvent.EventType
+                switch value.productType {
+                case .consumable: type = .consumableCredited
+                case .autoRenewable: type = before.isEmpty && !gainedSubscription ? .purchaseRecorded : .subscriptionRenewed
+                default: type = .purchaseRecorded
+                }
+                if value.productType == .autoRenewable { gainedSubscription = true }
+                events.append(event(type, row, occurredAt: value.purchaseDate, quantity: value.quantity, stateAfter: stateAfter))
+                continue
             }
-            events.append(event(type, row, occurredAt: value.purchaseDate, quantity: value.quantity, stateAfter: stateAfter))
-        }
-        let changed = after.values.filter { row in before[row.key].map { $0 != row } ?? false }.sorted { $0.key < $1.key }
-        for row in changed {
-            guard let old = before[row.key]?.value else { continue }
-            if old.revocationDate == nil, let revoked = row.value.revocationDate {
-                var revocation = event(.transactionRevoked, row, occurredAt: revoked, quantity: row.value.quantity, stateAfter: stateAfter)
-                revocation.revocationReason = row.value.revocationReason
+            guard old != row else { continue }
+            if old.value.revocationDate == nil, let revoked = value.revocationDate {
+                var revocation = event(.transactionRevoked, row, occurredAt: revoked, quantity: value.quantity, stateAfter: stateAfter)
+                revocation.revocationReason = value.revocationReason
                 events.append(revocation)
-            } else if old.revocationDate != nil, row.value.revocationDate == nil {
-                events.append(event(.transactionReinstated, row, occurredAt: row.value.observedAt, quantity: row.value.quantity, stateAfter: stateAfter))
+            } else if old.value.revocationDate != nil, value.revocationDate == nil {
+                events.append(event(.transactionReinstated, row, occurredAt: value.observedAt, quantity: value.quantity, stateAfter: stateAfter))
             }
         }
-        guard let anchor = after.values.max(by: { ($0.value.purchaseDate, $0.value.transactionId) < ($1.value.purchaseDate, $1.value.transactionId) }) else {
-            return events
-        }
-        if let old = renewalBefore, let new = renewalAfter, old != new, !before.isEmpty {
+        guard !before.isEmpty, let anchor = after.last else { return events }
+        if let old = renewalBefore, let new = renewalAfter, old != new {
             if old.willAutoRenew != new.willAutoRenew {
                 events.append(event(new.willAutoRenew ? .autoRenewEnabled : .autoRenewDisabled, anchor, occurredAt: new.observedAt, stateAfter: stateAfter))
             }
@@ -168,7 +189,7 @@ private struct FamilyEvents {
                 events.append(event(.renewalProductChanged, anchor, occurredAt: new.observedAt, stateAfter: stateAfter))
             }
         }
-        if let stateAfter, !before.isEmpty, let stateBefore = subscriptionState(before, renewalBefore), stateBefore.state != stateAfter.state {
+        if let stateAfter, let stateBefore = subscriptionState(before, renewalBefore), stateBefore.state != stateAfter.state {
             var change = event(.subscriptionStateChanged, anchor, occurredAt: cause.recordedAt, stateAfter: stateAfter)
             change.previousState = stateBefore.state
             change.productId = stateAfter.productId
@@ -179,8 +200,9 @@ private struct FamilyEvents {
     }
 
     /// The state of the family's auto-renewable subscription at the recording date.
-    func subscriptionState(_ rows: [TransactionKey: TransactionRow], _ renewal: RenewalRow?) -> SubscriptionStatus? {
-        let subscriptions = rows.values.map(\.value).filter { $0.productType == .autoRenewable }
+    func subscriptionState(_ rows: [TransactionRow], _ renewal: RenewalRow?) -> SubscriptionStatus? {
+        guard rows.contains(where: { $0.value.productType == .autoRenewable }) else { return nil }
+        let subscriptions = rows.map(\.value).filter { $0.productType == .autoRenewable }
             .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         guard let first = subscriptions.first else { return nil }
         return EntitlementCalculator.subscription(
@@ -215,10 +237,37 @@ private struct FamilyEvents {
             // The backend sets the balance it stored (``Array/settleBalances(_:)``).
             return LedgerEvent.Entitlement(productType: .consumable, isEntitled: false)
         case .nonConsumable, .nonRenewing:
-            let stands = after.values.contains { $0.value.productId == value.productId && !$0.value.isRevoked }
+            let stands = after.contains { $0.value.productId == value.productId && !$0.value.isRevoked }
             return LedgerEvent.Entitlement(productType: value.productType, isEntitled: stands)
         default:
             return LedgerEvent.Entitlement(productType: value.productType, isEntitled: false)
         }
+    }
+}
+
+/// The event ids of this process.
+private final class EventIDs: Sendable {
+    static let shared = EventIDs()
+
+    private let prefix: UInt64 = UInt64.random(in: .min ... .max)
+    private let counter = Atomic<UInt64>(0)
+
+    func next() -> String {
+        let count = counter.add(1, ordering: .relaxed).newValue
+        // Version 8 in the high nibble of byte 6, variant 10 in byte 8.
+        let high = (prefix & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000
+        let low = (count & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        for (index, shift) in stride(from: 60, through: 0, by: -4).enumerated() {
+            if index == 8 || index == 12 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(digits[Int((high >> UInt64(shift)) & 0xF)])
+        }
+        for (index, shift) in stride(from: 60, through: 0, by: -4).enumerated() {
+            if index == 0 || index == 4 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(digits[Int((low >> UInt64(shift)) & 0xF)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
