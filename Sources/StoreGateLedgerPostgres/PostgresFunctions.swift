@@ -68,14 +68,16 @@ enum PostgresFunctions {
     /// `ledger_apply_v1(plan jsonb)` (schema 1; writes no events).
     static var apply: String { applyFunction(version: 1) }
 
-    /// `ledger_apply_v2(plan jsonb)`: version 1, and first the family revisions the plan
-    /// read (every touched family's revision is bumped, so a plan computed from a family that
-    /// changed since is retried), and last the plan's events, each consumable event with the
-    /// balance stored after the change, numbered under ``PostgresEvents/sequenceLock``.
+    /// `ledger_apply_v2(plan jsonb)`: version 1, and first the locks of the accounts the plan
+    /// has events for and the family revisions the plan read (every touched family's revision
+    /// is bumped, so a plan computed from a family that changed since is retried), and last the
+    /// plan's events, each consumable event with the balance stored after the change, for the
+    /// sequencer to number (``PostgresEvents``).
     static var applyWithEvents: String { applyFunction(version: 2) }
 
     private static func applyFunction(version: Int) -> String {
         let families = version < 2 ? "" : """
+            \(PostgresEvents.lockAccountsOfPlan)
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_revisions') LOOP
                 UPDATE ledger_families SET revision = revision + 1
                 WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'

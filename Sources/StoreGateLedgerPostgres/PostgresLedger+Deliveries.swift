@@ -59,6 +59,8 @@ extension PostgresLedger: EventDeliveryStore {
     public func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
         try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
         let logger = self.logger
+        // Number what committed before this call, outside the fan-out's own transaction.
+        try await withConnection { connection in try await Self.settleEvents(connection, logger: logger) }
         return try await transaction { connection in
             let created = try await Self.rows(connection, """
                 INSERT INTO ledger_webhook_cursors (endpoint, sequence) SELECT $1, COALESCE(MAX(sequence), 0) FROM ledger_events

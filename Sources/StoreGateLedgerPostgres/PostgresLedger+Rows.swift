@@ -256,6 +256,22 @@ extension PostgresLedger {
         _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document)], logger: logger)
     }
 
+    /// Numbers events until every transaction that began before the call has ended and its
+    /// events are numbered (at most one second: a long transaction elsewhere only delays
+    /// them), so a change that committed before the call is readable. Not inside a
+    /// transaction of one's own (it would wait for itself).
+    static func settleEvents(_ connection: PostgresConnection, logger: Logger) async throws {
+        let target = try await execute(SnapshotXmaxSQL.self, connection, [], logger: logger).first?.text(0) ?? "0"
+        let deadline = ContinuousClock.now + .seconds(1)
+        while true {
+            let settled = try await execute(SequenceUntilSQL.self, connection, [.text(target)], logger: logger).first?.bool(0) ?? true
+            if settled || ContinuousClock.now >= deadline { return }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Reads the numbered stream after `sequence` (``settleEvents(_:logger:)`` first to include
+    /// what committed just before).
     static func loadEvents(_ connection: PostgresConnection, after sequence: Int64, limit: Int, logger: Logger) async throws -> [LedgerEvent] {
         var events: [LedgerEvent] = []
         for row in try await execute(EventsSQL.self, connection, [.integer(sequence), .integer(Int64(limit))], logger: logger) {

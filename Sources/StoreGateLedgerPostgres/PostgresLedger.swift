@@ -197,7 +197,8 @@ public final class PostgresLedger: Ledger {
     public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
         return try await withConnection { connection in
-            try await Self.loadEvents(connection, after: sequence, limit: limit, logger: self.logger)
+            try await Self.settleEvents(connection, logger: self.logger)
+            return try await Self.loadEvents(connection, after: sequence, limit: limit, logger: self.logger)
         }
     }
 
