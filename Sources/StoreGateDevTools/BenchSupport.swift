@@ -39,6 +39,16 @@ enum BenchSupport {
         return (rss, peak)
     }
 
+    /// Anonymous resident memory (the heap, not mapped files), in bytes (Linux `RssAnon`).
+    static func anonymousMemory() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("RssAnon:") {
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if parts.count >= 2, let kilobytes = Int(parts[1]) { return kilobytes * 1024 }
+        }
+        return nil
+    }
+
     /// Resets the peak-RSS watermark to the current RSS (Linux: `5` to /proc/self/clear_refs).
     static func resetPeakMemory() -> Bool {
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }

@@ -157,9 +157,7 @@ public final class WebhookDeliveryService: Service, Sendable {
             for await result in group { results.append(result) }
             return results
         }
-        for (sequence, result) in results {
-            try await store.complete(endpoint: endpoint.name, sequence: sequence, holder: holder, result: result, at: now())
-        }
+        try await store.complete(endpoint: endpoint.name, results: results.map { (sequence: $0.0, result: $0.1) }, holder: holder, at: now())
         return fanned + claimed.count
     }
 

@@ -259,14 +259,18 @@ extension InMemoryLedger: EventDeliveryStore {
     }
 
     @discardableResult
-    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
+    public func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64> {
         try checkOpen()
-        guard var row = deliveryRows[endpoint]?[sequence], row.delivery.status == .pending, row.claimedBy == holder else { return false }
-        row.delivery.apply(result, at: date)
-        row.claimedBy = nil
-        row.claimedUntil = nil
-        deliveryRows[endpoint]?[sequence] = row
-        return true
+        var recorded: Set<Int64> = []
+        for (sequence, result) in results {
+            guard var row = deliveryRows[endpoint]?[sequence], row.delivery.status == .pending, row.claimedBy == holder else { continue }
+            row.delivery.apply(result, at: date)
+            row.claimedBy = nil
+            row.claimedUntil = nil
+            deliveryRows[endpoint]?[sequence] = row
+            recorded.insert(sequence)
+        }
+        return recorded
     }
 
     public func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {

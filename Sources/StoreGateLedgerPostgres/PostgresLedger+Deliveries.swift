@@ -125,27 +125,53 @@ extension PostgresLedger: EventDeliveryStore {
     }
 
     @discardableResult
-    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
+    public func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64> {
+        guard !results.isEmpty else { return [] }
         let logger = self.logger
+        let bySequence = Dictionary(results.map { ($0.sequence, $0.result) }, uniquingKeysWith: { first, _ in first })
         return try await transaction { connection in
-            let rows = try await Self.rows(connection, """
+            // One round trip to lock the rows still leased to `holder`, one to write them all.
+            var updated: [EventDelivery] = []
+            for row in try await Self.rows(connection, """
                 SELECT \(PostgresDeliveries.columns) FROM ledger_deliveries
-                WHERE endpoint = $1 AND sequence = $2 AND status = 'pending' AND claimed_by = $3 FOR UPDATE
-                """, [.text(endpoint), .integer(sequence), .text(holder)], logger: logger)
-            guard let row = rows.first else { return false }
-            var delivery = try PostgresDeliveries.decode(row)
-            delivery.apply(result, at: date)
+                WHERE endpoint = $1 AND sequence = ANY($2::bigint[]) AND status = 'pending' AND claimed_by = $3
+                ORDER BY sequence FOR UPDATE
+                """, [.text(endpoint), .integers(bySequence.keys.sorted()), .text(holder)], logger: logger) {
+                var delivery = try PostgresDeliveries.decode(row)
+                guard let result = bySequence[delivery.sequence] else { continue }
+                delivery.apply(result, at: date)
+                updated.append(delivery)
+            }
+            guard !updated.isEmpty else { return [] }
+            func numbers(_ values: [Int64?]) -> String {
+                "{" + values.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}"
+            }
             try await Self.run(connection, """
-                UPDATE ledger_deliveries SET status = $1, attempts = $2, first_attempt_at = $3, next_attempt_at = $4, last_status = $5,
-                    last_error = $6, delivered_at = $7, claimed_by = NULL, claimed_until = NULL
-                WHERE endpoint = $8 AND sequence = $9
+                UPDATE ledger_deliveries d SET status = u.status, attempts = u.attempts, first_attempt_at = u.first_attempt_at,
+                    next_attempt_at = u.next_attempt_at, last_status = u.last_status, last_error = u.last_error,
+                    delivered_at = u.delivered_at, claimed_by = NULL, claimed_until = NULL
+                FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text::bigint[], $6::text::bigint[], $7::text::bigint[], $8::text::text[],
+                            $9::text::bigint[]) AS u(sequence, status, attempts, first_attempt_at, next_attempt_at, last_status, last_error, delivered_at)
+                WHERE d.endpoint = $1 AND d.sequence = u.sequence
                 """, [
-                    .text(delivery.status.rawValue), .integer(Int64(delivery.attempts)), .optional(delivery.firstAttemptAt?.ledgerMilliseconds),
-                    .optional(delivery.nextAttemptAt?.ledgerMilliseconds), .optional(delivery.lastStatus), .optional(delivery.lastError),
-                    .optional(delivery.deliveredAt?.ledgerMilliseconds), .text(endpoint), .integer(sequence),
+                    .text(endpoint), .integers(updated.map(\.sequence)), .texts(updated.map(\.status.rawValue)),
+                    .integers(updated.map { Int64($0.attempts) }),
+                    .text(numbers(updated.map { $0.firstAttemptAt?.ledgerMilliseconds })),
+                    .text(numbers(updated.map { $0.nextAttemptAt?.ledgerMilliseconds })),
+                    .text(numbers(updated.map { $0.lastStatus.map(Int64.init) })),
+                    .text(Self.textArrayLiteral(updated.map(\.lastError))),
+                    .text(numbers(updated.map { $0.deliveredAt?.ledgerMilliseconds })),
                 ], logger: logger)
-            return true
+            return Set(updated.map(\.sequence))
         }
+    }
+
+    /// A PostgreSQL text array literal with NULLs (bound as text, cast to `text[]`).
+    static func textArrayLiteral(_ values: [String?]) -> String {
+        "{" + values.map { value in
+            guard let value else { return "NULL" }
+            return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }.joined(separator: ",") + "}"
     }
 
     public func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {

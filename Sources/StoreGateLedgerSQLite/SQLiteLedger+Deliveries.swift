@@ -74,24 +74,28 @@ extension SQLiteLedger: EventDeliveryStore {
     }
 
     @discardableResult
-    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
-        try await write { connection throws(LedgerError) -> Bool in
-            var found: EventDelivery?
-            try connection.query(
-                "SELECT \(Self.deliveryColumns) FROM ledger_deliveries WHERE endpoint = ? AND sequence = ? AND status = 'pending' AND claimed_by = ?",
-                [.text(endpoint), .integer(sequence), .text(holder)]
-            ) { row throws(LedgerError) in
-                found = Self.decodeDelivery(row)
+    public func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64> {
+        try await write { connection throws(LedgerError) -> Set<Int64> in
+            var recorded: Set<Int64> = []
+            for (sequence, result) in results {
+                var found: EventDelivery?
+                try connection.query(
+                    "SELECT \(Self.deliveryColumns) FROM ledger_deliveries WHERE endpoint = ? AND sequence = ? AND status = 'pending' AND claimed_by = ?",
+                    [.text(endpoint), .integer(sequence), .text(holder)]
+                ) { row throws(LedgerError) in
+                    found = Self.decodeDelivery(row)
+                }
+                guard var delivery = found else { continue }
+                delivery.apply(result, at: date)
+                try connection.run("""
+                    UPDATE ledger_deliveries SET status = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, last_status = ?,
+                        last_error = ?, delivered_at = ?, claimed_by = NULL, claimed_until = NULL
+                    WHERE endpoint = ? AND sequence = ?
+                    """, Self.stateValues(delivery) + [.text(endpoint), .integer(sequence)]
+                )
+                recorded.insert(sequence)
             }
-            guard var delivery = found else { return false }
-            delivery.apply(result, at: date)
-            try connection.run("""
-                UPDATE ledger_deliveries SET status = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, last_status = ?,
-                    last_error = ?, delivered_at = ?, claimed_by = NULL, claimed_until = NULL
-                WHERE endpoint = ? AND sequence = ?
-                """, Self.stateValues(delivery) + [.text(endpoint), .integer(sequence)]
-            )
-            return true
+            return recorded
         }
     }
 

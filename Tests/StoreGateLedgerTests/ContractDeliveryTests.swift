@@ -107,10 +107,10 @@ extension LedgerTests {
                 _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
                 let first = try #require(try await store.claim(endpoint: "app", now: Self.t, limit: 10, lease: .seconds(30), holder: "h").first)
                 #expect(try await store.complete(
-                    endpoint: "app", sequence: first.event.sequence, holder: "h", result: .failed(status: nil, error: "timed out"), at: Self.t))
+                    endpoint: "app", sequence: first.event.sequence, holder: "h", result: .failed(status: nil, error: #"timed out: "quoted", {braced} \ NULL"#), at: Self.t))
                 let failed = try await store.deliveries(endpoint: "app", status: .failed, after: 0, limit: 10)
                 #expect(failed.map(\.eventId) == [first.event.id])
-                #expect(failed.first?.lastError == "timed out")
+                #expect(failed.first?.lastError == #"timed out: "quoted", {braced} \ NULL"#)
                 #expect(failed.first?.lastStatus == nil)
                 #expect(try await store.claim(endpoint: "app", now: Self.t, limit: 10, lease: .seconds(30), holder: "h").map(\.event.transactionId) == ["a2"])
 

@@ -51,6 +51,16 @@ public struct EventDelivery: Sendable, Hashable {
     }
 }
 
+extension EventDeliveryStore {
+    /// Records one attempt's result (see ``complete(endpoint:results:holder:at:)``).
+    ///
+    /// - Returns: Whether it was recorded.
+    @discardableResult
+    public func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool {
+        try await complete(endpoint: endpoint, results: [(sequence, result)], holder: holder, at: date).contains(sequence)
+    }
+}
+
 /// A delivery claimed by one deliverer until its lease ends.
 public struct ClaimedDelivery: Sendable, Hashable {
     public var event: LedgerEvent
@@ -83,7 +93,7 @@ public enum DeliveryResult: Sendable, Hashable {
 /// cursor into pending deliveries; ``claim(endpoint:now:limit:lease:holder:)`` hands out due
 /// ones — never an event while an earlier event of the same account is still pending for that
 /// endpoint, so each account's events arrive in order — and leases them to one deliverer
-/// (a killed deliverer's lease runs out and another takes them); ``complete(endpoint:sequence:holder:result:at:)``
+/// (a killed deliverer's lease runs out and another takes them); ``complete(endpoint:results:holder:at:)``
 /// records the attempt. A failed delivery stops blocking its account, shows in
 /// ``deliveries(endpoint:status:after:limit:)`` and can be sent again with
 /// ``redeliver(endpoint:sequence:at:)``.
@@ -100,12 +110,12 @@ public protocol EventDeliveryStore: Sendable {
     /// oldest pending one per account.
     func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery]
 
-    /// Records an attempt's result, if `holder` still holds the lease (otherwise another
-    /// deliverer took over, and its result counts).
+    /// Records attempts' results, in one transaction, for the deliveries `holder` still holds
+    /// the lease of (a result whose lease another deliverer took over is dropped: theirs counts).
     ///
-    /// - Returns: Whether the result was recorded.
+    /// - Returns: The sequences whose results were recorded.
     @discardableResult
-    func complete(endpoint: String, sequence: Int64, holder: String, result: DeliveryResult, at date: Date) async throws(LedgerError) -> Bool
+    func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64>
 
     /// Deliveries by status (any when `nil`) and endpoint (any when `nil`), by sequence after `after`.
     func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery]
