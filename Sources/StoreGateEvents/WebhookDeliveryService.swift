@@ -43,6 +43,14 @@ public struct WebhookEndpoint: Sendable, Hashable {
     }
 }
 
+extension WebhookEndpoint {
+    /// Whether deliveries go over plain HTTP to a host other than this one.
+    public var sendsInClearOffHost: Bool {
+        guard let parsed = URL(string: url), parsed.scheme?.lowercased() == "http" else { return false }
+        return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(parsed.host?.lowercased() ?? "")
+    }
+}
+
 /// A webhook setting that cannot be used.
 public struct WebhookConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     public let description: String

@@ -312,7 +312,10 @@ public final class PostgresLedger: Ledger {
             if error.code == .server {
                 return LedgerError(.storage, reason: "PostgreSQL: \(describe(error))", isRetryable: state.map(retryableStates.contains) ?? false)
             }
-            let retryable = [PSQLError.Code.connectionError, .serverClosedConnection, .uncleanShutdown].contains(error.code)
+            // A connection the client closed (after a cancelled query on it, say) failed the call
+            // before it took effect or after it committed; every ledger operation is idempotent,
+            // so another connection may retry it.
+            let retryable = [PSQLError.Code.connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection].contains(error.code)
             return LedgerError(.storage, reason: "PostgreSQL connection: \(error.code)", isRetryable: retryable)
         }
         if error is CancellationError {

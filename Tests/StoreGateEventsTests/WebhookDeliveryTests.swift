@@ -57,6 +57,14 @@ struct WebhookDeliveryTests {
         #expect(throws: WebhookConfigurationError.self) { try WebhookEndpoint(name: name, url: url, secret: secret) }
     }
 
+    @Test("plain http to another host is flagged; https and loopback are not")
+    func clearTextWarning() throws {
+        #expect(try WebhookEndpoint(name: "a", url: "http://backend.internal/hook", secret: Self.secret).sendsInClearOffHost)
+        #expect(try !WebhookEndpoint(name: "a", url: "https://backend.internal/hook", secret: Self.secret).sendsInClearOffHost)
+        #expect(try !WebhookEndpoint(name: "a", url: "http://127.0.0.1:9000/hook", secret: Self.secret).sendsInClearOffHost)
+        #expect(try !WebhookEndpoint(name: "a", url: "http://localhost/hook", secret: Self.secret).sendsInClearOffHost)
+    }
+
     /// Records `accounts` × `perAccount` changes: a credit, then consumptions.
     static func record(_ ledger: any Ledger, accounts: Int, perAccount: Int, prefix: String) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

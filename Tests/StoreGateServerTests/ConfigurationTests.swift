@@ -6,6 +6,7 @@ import Testing
 @testable import StoreGateServer
 import Logging
 import StoreGateAppStoreClient
+import StoreGateEvents
 import StoreGateLedger
 
 @Suite("Configuration from environment variables and flags")
@@ -36,6 +37,8 @@ struct ConfigurationTests {
         let products = directory.appendingPathComponent("products.json")
         try Data(#"{"products": {"coins": {"type": "Consumable"}}}"#.utf8).write(to: products)
         let key = Data(repeating: 7, count: 32).base64EncodedString()
+        let webhooks = directory.appendingPathComponent("webhooks.json")
+        try Data(#"{"endpoints": [{"name": "backend", "url": "http://backend.internal/hook", "secret": "whsec_0123456789abcdef", "types": ["transaction.revoked"]}]}"#.utf8).write(to: webhooks)
 
         let configuration = try ServerConfiguration.load(environment: [
             "STOREGATE_HOST": "0.0.0.0",
@@ -56,6 +59,7 @@ struct ConfigurationTests {
             "STOREGATE_POSTGRES_MAX_CONNECTIONS": "7",
             "STOREGATE_LOG_LEVEL": "debug",
             "STOREGATE_SHUTDOWN_GRACE_SECONDS": "5",
+            "STOREGATE_WEBHOOKS_FILE": webhooks.path,
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -78,6 +82,9 @@ struct ConfigurationTests {
         #expect(configuration.postgresMaxConnections == 7)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownGracePeriod == .seconds(5))
+        #expect(configuration.webhooks.map(\.name) == ["backend"])
+        #expect(configuration.webhooks.first?.types == ["transaction.revoked"])
+        #expect(configuration.startupWarnings.contains { $0.contains("webhook endpoint 'backend' is plain http") })
         let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         #expect(!summary.contains("secret-0123456789"))
         #expect(!summary.contains("shared-secret-value"))
@@ -187,5 +194,25 @@ struct ConfigurationTests {
         let text = try String(contentsOfFile: first.path, encoding: .utf8)
         let secret = try #require(text.split(separator: "\n").first { !$0.hasPrefix("#") }?.split(separator: " ").last)
         #expect(second.keys.match(secret)?.name == "default")
+    }
+
+    @Test("a webhooks file that cannot be used stops start-up naming the setting", arguments: [
+        "[]", "{}", #"{"endpoints": {}}"#, #"{"endpoints": [{"name": "a", "url": "https://x/h"}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "short"}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "ftp://x/h", "secret": "whsec_0123456789abcdef"}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef", "types": []}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef", "extra": 1}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef"}, {"name": "a", "url": "https://y/h", "secret": "whsec_0123456789abcdef"}]}"#,
+    ])
+    func badWebhooksFile(_ text: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-webhooks-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try ServerConfiguration.load(environment: ["STOREGATE_WEBHOOKS_FILE": file.path])
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.setting == "STOREGATE_WEBHOOKS_FILE", "\(error)")
+        }
     }
 }

@@ -122,8 +122,11 @@ struct WebhookServeTests {
                 let redelivered = try await client.send(.post, "/v1/webhooks/deliveries/backend/\(sequence)/redeliver", key: "ops-key-0123456789abcdef")
                 #expect(redelivered.status == .accepted)
                 #expect(try await waitUntil { receiver.received.last?.status == 200 && receiver.received.last?.type == "consumable.consumed" })
-                let delivered = try await client.send(.get, "/v1/webhooks/deliveries?status=delivered&endpoint=backend", key: "ops-key-0123456789abcdef")
-                #expect((try delivered.json["deliveries"] as? [Any])?.count == 3)
+                // The receiver answered; the deliverer records it a moment later.
+                #expect(try await waitUntil {
+                    let delivered = try await client.send(.get, "/v1/webhooks/deliveries?status=delivered&endpoint=backend", key: "ops-key-0123456789abcdef")
+                    return (try delivered.json["deliveries"] as? [Any])?.count == 3
+                })
 
                 #expect(try await client.send(.post, "/v1/webhooks/deliveries/backend/999999/redeliver", key: "ops-key-0123456789abcdef").status == .notFound)
                 #expect(try await client.send(.get, "/v1/webhooks/deliveries?endpoint=nope", key: "ops-key-0123456789abcdef").status == .badRequest)

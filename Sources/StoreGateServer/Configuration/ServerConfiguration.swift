@@ -191,6 +191,9 @@ extension ServerConfiguration {
         if host != "127.0.0.1", host != "localhost", host != "::1" {
             warnings.append("listening on \(host): serve StoreGate behind TLS (it speaks plain HTTP)")
         }
+        for endpoint in webhooks where endpoint.sendsInClearOffHost {
+            warnings.append("webhook endpoint '\(endpoint.name)' is plain http to another host: its events (accounts, purchases) cross the network unencrypted")
+        }
         return warnings
     }
 }
