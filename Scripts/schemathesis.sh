@@ -62,6 +62,9 @@ done
 curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null
 
 echo "== schemathesis against http://127.0.0.1:$PORT/openapi.yaml"
+# One worker: with two, hypothesis parses lambdas' source from two threads at once, and
+# CPython 3.11's ast raises "AST constructor recursion depth mismatch" now and then (a tool
+# error, reported as a failed run).
 set +e
 schemathesis run "http://127.0.0.1:$PORT/openapi.yaml" \
     --url "http://127.0.0.1:$PORT" \
@@ -69,7 +72,7 @@ schemathesis run "http://127.0.0.1:$PORT/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,unsupported_method,allow_header_conformance,ignored_auth \
     --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-150}" \
     ${SCHEMATHESIS_SEED:+--seed "$SCHEMATHESIS_SEED"} \
-    --workers 2 \
+    --workers 1 \
     --request-timeout 10 \
     --suppress-health-check too_slow,filter_too_much \
     --report-dir "$WORK/report"
