@@ -283,7 +283,8 @@ let package = Package(
         .testTarget(
             name: "StoreGateEventsTests",
             dependencies: [
-                "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateCore", "StoreGateAppStoreClient",
+                "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
+                "StoreGateAppStoreClient",
                 "StoreGateTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

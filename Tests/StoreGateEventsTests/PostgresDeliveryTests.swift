@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import StoreGateAppStoreClient
+import StoreGateCore
+import StoreGateEvents
+import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateTestSupport
+import Testing
+
+@Suite("Webhook delivery from two instances on PostgreSQL")
+struct PostgresDeliveryTests {
+    @Test("two instances on one database deliver every event once when nothing fails, per-account order kept",
+          .enabled(if: TemporaryPostgres.isAvailable || TemporaryPostgres.isRequired))
+    func twoInstances() async throws {
+        let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false))
+        do {
+            let url = try await server.makeDatabase()
+            // Two instances: two ledgers with their own pools, two deliverers.
+            let first = try await PostgresLedger.connect(url: url, configuration: LedgerConfiguration(), maximumConnections: 6)
+            let second = try await PostgresLedger.connect(url: url, configuration: LedgerConfiguration(), maximumConnections: 6)
+            let transport = AsyncHTTPClientTransport(logger: WebhookDeliveryTests.logger)
+            try await WebhookReceiver.run(secret: WebhookDeliveryTests.secret) { receiver in
+                let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: WebhookDeliveryTests.secret)
+                var policy = WebhookDeliveryTests.fastPolicy
+                policy.attemptTimeout = .seconds(30)  // nothing may fail here
+                let one = WebhookDeliveryService(store: first, endpoints: [endpoint], transport: transport, policy: policy, holder: "instance-1", logger: WebhookDeliveryTests.logger)
+                let two = WebhookDeliveryService(store: second, endpoints: [endpoint], transport: transport, policy: policy, holder: "instance-2", logger: WebhookDeliveryTests.logger)
+                try await one.deliverOnce(endpoint)
+                let tasks = [Task { try await one.run() }, Task { try await two.run() }]
+                // Changes arrive at both instances.
+                async let a: Void = WebhookDeliveryTests.record(first, accounts: 6, perAccount: 5, prefix: "one")
+                async let b: Void = WebhookDeliveryTests.record(second, accounts: 6, perAccount: 5, prefix: "two")
+                _ = try await (a, b)
+                let all = try await first.events(after: 0, limit: 1000)
+                #expect(all.count == 60)
+                #expect(try await WebhookDeliveryTests.waitDelivered(first, endpoint: "app", count: all.count))
+                for task in tasks { task.cancel() }
+                for task in tasks { _ = await task.result }
+
+                let received = receiver.received
+                #expect(received.count == all.count, "\(received.count) requests for \(all.count) events")
+                #expect(Set(received.map(\.id)) == Set(all.map(\.id)))
+                #expect(received.allSatisfy { $0.signatureValid && $0.status == 200 })
+                for (account, copies) in Dictionary(grouping: received, by: \.account) {
+                    let sequences = copies.map(\.sequence)
+                    #expect(sequences == sequences.sorted(), "account \(account) got \(sequences)")
+                }
+                // The ledger agrees: every delivery is recorded as delivered.
+                let delivered = try await first.deliveries(endpoint: "app", status: .delivered, after: 0, limit: 1000)
+                #expect(delivered.count == all.count)
+            }
+            try await transport.shutdown()
+            await first.close()
+            await second.close()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+}
