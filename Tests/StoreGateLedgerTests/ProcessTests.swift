@@ -18,34 +18,40 @@ extension LedgerTests {
             FileManager.default.temporaryDirectory.appendingPathComponent("storegate-child-\(UUID().uuidString).log").path
         }
 
-        @Test("a writer killed with SIGKILL loses nothing it acknowledged and leaves an intact store", arguments: LedgerBackend.persistent)
+        @Test("a writer killed with SIGKILL, three times, loses nothing it acknowledged, leaves an intact store, and every change has exactly its event", arguments: LedgerBackend.persistent)
         func killedWriter(backend: LedgerBackend) async throws {
             let binary = try StoreGateBinary.locate()
             try await backend.withStore { store async throws in
                 // Create the schema first, so the child's start-up is not what gets killed.
                 await store.closeAll()
                 _ = try await store.open()
-                let output = Self.temporaryFile()
-                defer { try? FileManager.default.removeItem(atPath: output) }
-                let child = try ChildProcess.spawn(binary, ["ledger-stress", "record"] + Self.targetArguments(backend, store) + [
-                    "--account", "alice", "--prefix", "crash", "--count", "1000000",
-                ], outputPath: output)
-                let deadline = Date().addingTimeInterval(120)
-                var ended: Int32?
-                while child.completeLines().count < 300, Date() < deadline {
-                    ended = child.poll()
-                    if ended != nil { break }
-                    try await Task.sleep(for: .milliseconds(20))
+                var acknowledged: [String] = []
+                for round in 0..<3 {
+                    let output = Self.temporaryFile()
+                    defer { try? FileManager.default.removeItem(atPath: output) }
+                    let child = try ChildProcess.spawn(binary, ["ledger-stress", "record"] + Self.targetArguments(backend, store) + [
+                        "--account", "alice", "--prefix", "crash\(round)", "--count", "1000000",
+                    ], outputPath: output)
+                    let deadline = Date().addingTimeInterval(120)
+                    var ended: Int32?
+                    // Kill at a different point each round.
+                    let killAfter = 150 + 100 * round
+                    while child.completeLines().count < killAfter, Date() < deadline {
+                        ended = child.poll()
+                        if ended != nil { break }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    if ended == nil {
+                        child.kill()
+                        #expect(child.wait() == 128 + SIGKILL)
+                    }
+                    let lines = child.completeLines()
+                    try #require(ended == nil, "the writer ended by itself: \(child.output().suffix(500))")
+                    try #require(lines.count >= killAfter, "the writer acknowledged only \(lines.count) transactions: \(child.output().suffix(500))")
+                    let acks = lines.compactMap { $0.hasPrefix("ack ") ? String($0.dropFirst(4)) : nil }
+                    #expect(acks.count == lines.count)
+                    acknowledged += acks
                 }
-                if ended == nil {
-                    child.kill()
-                    #expect(child.wait() == 128 + SIGKILL)
-                }
-                let lines = child.completeLines()
-                try #require(ended == nil, "the writer ended by itself: \(child.output().suffix(500))")
-                try #require(lines.count >= 300, "the writer acknowledged only \(lines.count) transactions: \(child.output().suffix(500))")
-                let acknowledged = lines.compactMap { $0.hasPrefix("ack ") ? String($0.dropFirst(4)) : nil }
-                #expect(acknowledged.count == lines.count)
 
                 let ledger = try await store.open()
                 #expect(try await ledger.checkIntegrity().isHealthy)
@@ -54,9 +60,30 @@ extension LedgerTests {
                     missing.append(id)
                 }
                 #expect(missing.isEmpty, "acknowledged but not stored: \(missing.prefix(10))")
-                // At most the one transaction in flight when the kill came is stored unacknowledged.
+                // At most the one transaction in flight at each kill is stored unacknowledged.
                 let purchased = try await ledger.balance(of: "coins", for: alice).purchased
-                #expect(purchased >= acknowledged.count && purchased <= acknowledged.count + 1)
+                #expect(purchased >= acknowledged.count && purchased <= acknowledged.count + 3)
+
+                // The outbox: one consumable.credited per stored transaction, none for anything
+                // not stored, sequences strictly increasing, each event's balance a running total.
+                var events: [LedgerEvent] = []
+                var cursor: Int64 = 0
+                while true {
+                    let page = try await ledger.events(after: cursor, limit: 1000)
+                    guard let last = page.last else { break }
+                    events += page
+                    cursor = last.sequence
+                }
+                #expect(events.count == purchased, "\(events.count) events for \(purchased) purchased units")
+                #expect(events.allSatisfy { $0.type == .consumableCredited && $0.account == alice })
+                #expect(zip(events, events.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+                let ids = events.compactMap(\.transactionId)
+                #expect(Set(ids).count == ids.count, "a change has two events")
+                #expect(Set(acknowledged).isSubset(of: Set(ids)), "an acknowledged change has no event")
+                var orphans: [String] = []
+                for id in ids where try await ledger.transaction(id, in: .production) == nil { orphans.append(id) }
+                #expect(orphans.isEmpty, "events without their change: \(orphans.prefix(5))")
+                #expect(events.enumerated().allSatisfy { index, event in event.entitlement?.balance?.purchased == index + 1 })
             }
         }
 
