@@ -33,20 +33,8 @@ enum EventsBenchmark {
         try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
         await sqlite.close()
 
-        var server: TemporaryPostgres?
+        guard let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_events") else { return }
         defer { server?.stop() }
-        let url: String
-        if let postgresURL {
-            url = postgresURL
-        } else {
-            guard TemporaryPostgres.isAvailable else {
-                print("postgres  skipped: no PostgreSQL binaries (install postgresql or pass --postgres-url)")
-                return
-            }
-            let started = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: true))
-            server = started
-            url = try started.createDatabase("storegate_bench_events")
-        }
         let postgres = try await PostgresLedger.connect(url: url, configuration: LedgerBenchmark.configuration(), maximumConnections: max(1, postgresConnections))
         try await LedgerBenchmark.record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
         try await read(postgres, label: "postgres")

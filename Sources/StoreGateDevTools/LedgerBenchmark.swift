@@ -45,26 +45,31 @@ enum LedgerBenchmark {
         }
         print("          (* synchronous=FULL: an fsync per commit, durable across power loss; default NORMAL survives a killed process)")
 
-        var server: TemporaryPostgres?
+        guard let (url, server) = try postgres(postgresURL, database: "storegate_bench") else { return }
         defer { server?.stop() }
-        let url: String
-        if let postgresURL {
-            url = postgresURL
-        } else {
-            guard TemporaryPostgres.isAvailable else {
-                print("postgres  skipped: no PostgreSQL binaries (install postgresql or pass --postgres-url)")
-                return
-            }
-            let started = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: true))
-            server = started
-            url = try started.createDatabase("storegate_bench")
-        }
         let postgres = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: max(1, postgresConnections))
         try await record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: true)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: false)
         await postgres.close()
         print("          (postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
+    }
+
+    /// The PostgreSQL database to benchmark: `given`, or a database on a throwaway local server
+    /// with fsync on (stop it when done); `nil`, said on standard output, when there is neither.
+    static func postgres(_ given: String?, database: String) throws -> (url: String, server: TemporaryPostgres?)? {
+        if let given { return (given, nil) }
+        guard TemporaryPostgres.isAvailable else {
+            print("postgres  skipped: no PostgreSQL binaries (install postgresql or pass --postgres-url)")
+            return nil
+        }
+        let server = try TemporaryPostgres.start(TemporaryPostgres.Options(fsync: true))
+        do {
+            return (try server.createDatabase(database), server)
+        } catch {
+            server.stop()
+            throw error
+        }
     }
 
     /// The ledger configuration of every benchmark: raw proofs sealed with AES-GCM.

@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import StoreGateCore
 
 /// The signature of a webhook delivery: HMAC-SHA256 over the timestamp and the body, sent as
 ///
@@ -35,7 +36,7 @@ public enum WebhookSignature {
     /// The header value for `body` sent at `date`.
     public static func header(body: some Collection<UInt8>, secret: String, at date: Date) -> String {
         let timestamp = Int64(date.timeIntervalSince1970.rounded(.down))
-        return "t=\(timestamp),v1=\(hex(mac(body: body, secret: secret, timestamp: timestamp)))"
+        return "t=\(timestamp),v1=\(Hex.encode(mac(body: body, secret: secret, timestamp: timestamp)))"
     }
 
     /// Checks a received header against the raw body.
@@ -60,17 +61,19 @@ public enum WebhookSignature {
                 }
                 timestamp = value
             case "v1":
-                guard let bytes = unhex(pair[1]), bytes.count == 32 else { throw .malformedHeader }
+                guard let bytes = Hex.decode(pair[1]), bytes.count == 32 else { throw .malformedHeader }
                 candidates.append(bytes)
             default:
                 continue  // other schemes: ignored, as a receiver should
             }
         }
         guard let timestamp, !candidates.isEmpty else { throw .malformedHeader }
-        let expected = mac(body: body, secret: secret, timestamp: timestamp)
+        // swift-crypto compares authentication codes in constant time.
+        let key = SymmetricKey(data: Array(secret.utf8))
+        let signed = Array("\(timestamp).".utf8) + Array(body)
         var matched = false
         for candidate in candidates {
-            matched = constantTimeEqual(candidate, expected) || matched
+            matched = HMAC<SHA256>.isValidAuthenticationCode(candidate, authenticating: signed, using: key) || matched
         }
         guard matched else { throw .mismatch }
         let distance = abs(Int64(now.timeIntervalSince1970.rounded(.down)) - timestamp)
@@ -83,45 +86,5 @@ public enum WebhookSignature {
         hmac.update(data: Array("\(timestamp).".utf8))
         hmac.update(data: Array(body))
         return Array(hmac.finalize())
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func unhex(_ text: Substring) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        func value(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x61...0x66: return c - 0x61 + 10
-            case 0x41...0x46: return c - 0x41 + 10
-            default: return nil
-            }
-        }
-        var index = 0
-        while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 }

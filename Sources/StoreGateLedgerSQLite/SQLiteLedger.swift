@@ -177,14 +177,7 @@ public final class SQLiteLedger: Ledger {
         try LedgerPlanner.checkProductId(productId)
         return try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in
-                var balance = ConsumableBalance(productId: productId, purchased: 0, refunded: 0, consumed: 0)
-                try connection.query(
-                    "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = ? AND product_id = ?",
-                    [.text(account.rawValue), .text(productId)]
-                ) { row throws(LedgerError) in
-                    balance = ConsumableBalance(productId: productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2)))
-                }
-                return balance
+                try Self.balance(connection, BalanceKey(account: account, productId: productId))
             }
         }
     }

@@ -176,6 +176,7 @@ extension LedgerTests {
                 #expect(all.count == 14)
                 #expect(zip(all, all.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
                 #expect(Set(all.map(\.id)).count == all.count)
+                #expect(all.allSatisfy { UUID(uuidString: $0.id) != nil && $0.id == $0.id.lowercased() }, "\(all.map(\.id).prefix(2))")
                 #expect(try await Self.drain(ledger, page: 2) == all)
                 #expect(try await ledger.events(after: all.last?.sequence ?? 0, limit: 10).isEmpty)
                 #expect(try await ledger.events(after: all[3].sequence, limit: 2) == Array(all[4...5]))

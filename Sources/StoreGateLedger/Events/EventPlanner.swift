@@ -102,14 +102,6 @@ extension [LedgerEvent] {
         }
     }
 
-    /// The balances ``settleBalances(_:)`` needs.
-    package var balanceKeys: [BalanceKey] {
-        var keys = Set<BalanceKey>()
-        for event in self where event.entitlement?.productType == .consumable && event.type != .consumableConsumed {
-            keys.insert(BalanceKey(account: event.account, productId: event.productId))
-        }
-        return keys.sorted()
-    }
 }
 
 /// The events of one purchase family. Families hold a handful of transactions, so the rows
@@ -258,16 +250,13 @@ private final class EventIDs: Sendable {
         let high = (prefix & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000
         let low = (count & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        for (index, shift) in stride(from: 60, through: 0, by: -4).enumerated() {
-            if index == 8 || index == 12 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(digits[Int((high >> UInt64(shift)) & 0xF)])
+        bytes.reserveCapacity(16)
+        for value in [high, low] {
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         }
-        for (index, shift) in stride(from: 60, through: 0, by: -4).enumerated() {
-            if index == 0 || index == 4 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(digits[Int((low >> UInt64(shift)) & 0xF)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        // 8-4-4-4-12, as UUIDs are written.
+        var text = Array(Hex.encode(bytes).utf8)
+        for offset in [20, 16, 12, 8] { text.insert(UInt8(ascii: "-"), at: offset) }
+        return String(decoding: text, as: UTF8.self)
     }
 }
