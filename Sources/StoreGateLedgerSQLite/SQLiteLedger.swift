@@ -5,18 +5,18 @@ public import StoreGateCore
 public import StoreGateLedger
 import Synchronization
 
-/// The embedded ``Ledger``: one SQLite file in WAL mode, on the SQLite library sqlite-nio
-/// vendors (no system package needed).
+/// The embedded ``Ledger``: one SQLite file in WAL mode, on the system's SQLite library
+/// (`CSQLite`).
 ///
 /// ## Threads
-/// Calls run synchronously on the calling task's thread — Swift's cooperative pool, never a
+/// Reads run synchronously on the calling task's thread — Swift's cooperative pool, never a
 /// NIO event loop: when a call arrives on an event loop thread (or NIO has taken over the
-/// global executor), the work moves to `NIOThreadPool.singleton` instead. Each call holds a
+/// global executor), the work moves to `NIOThreadPool.singleton` instead. Each read holds a
 /// connection for tens of microseconds; a thread hop per query would cost more than the
-/// query. Writes go through one writer connection under a lock (SQLite has one writer at a
-/// time anyway), each in a `BEGIN IMMEDIATE` transaction; reads use a small pool of reader
-/// connections, which WAL lets run beside the writer. Statements are prepared once per
-/// connection and reused.
+/// query. Reads use a small pool of reader connections, which WAL lets run beside the writer.
+/// Writes run on the writer's own thread (``SQLiteWriter``), off the cooperative pool, on one
+/// connection (SQLite has one writer at a time anyway), grouped into `BEGIN IMMEDIATE`
+/// transactions. Statements are prepared once per connection and reused.
 ///
 /// A background thread checkpoints the WAL into the database file after writes
 /// (``SQLiteCheckpointer``), so commits never pay for a checkpoint's fsyncs.
