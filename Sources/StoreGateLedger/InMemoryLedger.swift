@@ -127,6 +127,40 @@ public actor InMemoryLedger: Ledger {
         return Array(events[start..<min(events.count, start + limit)])
     }
 
+    public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try checkOpen()
+        try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
+        var page: [LedgerEvent] = []
+        // Sequences are 1, 2, 3…: the event with sequence s is at index s − 1.
+        var index = Int(min(sequence.map { $0 - 1 } ?? Int64(events.count), Int64(events.count))) - 1
+        while index >= 0, page.count < limit {
+            if events[index].account == account { page.append(events[index]) }
+            index -= 1
+        }
+        return page
+    }
+
+    public func search(_ term: String, limit: Int) async throws(LedgerError) -> [RecordedTransaction] {
+        try checkOpen()
+        let term = try BrowsingQuery.checkSearch(term, limit: limit)
+        let token = BrowsingQuery.token(term)
+        let matches = transactions.values.lazy.map(\.value).filter { transaction in
+            transaction.transactionId == term || transaction.originalTransactionId == term
+                || transaction.webOrderLineItemId == term || (token != nil && transaction.appAccountToken?.uuidString == token)
+        }
+        return BrowsingQuery.ordered(Array(matches), limit: limit)
+    }
+
+    public func activity(days: Int, endingAt date: Date) async throws(LedgerError) -> [DailyActivity] {
+        try checkOpen()
+        var tally = try BrowsingQuery.window(days: days, endingAt: date)
+        for event in events where ActivityTally.countedTypes.contains(event.type) {
+            tally.count(event.type.rawValue, recordedAt: event.recordedAt.ledgerMilliseconds)
+        }
+        for row in transactions.values { tally.countSubscription(row.value) }
+        return tally.result()
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try checkOpen()
         return transactions[TransactionKey(environment: environment, transactionId: transactionId)]?.value

@@ -30,8 +30,12 @@ public import StoreGateCore
 /// memory), never takes a balance below zero, and replays an earlier call with the same key.
 /// A refund of units already consumed shows as ``ConsumableBalance/refundDebt``.
 ///
+/// ## Browsing
+/// The console's reads (an account's timeline, a search by any identifier, activity per
+/// day) are ``LedgerBrowsing``'s.
+///
 /// All errors thrown are ``LedgerError``.
-public protocol Ledger: Sendable {
+public protocol Ledger: LedgerBrowsing {
     /// The backend's name: `memory`, `sqlite` or `postgres`.
     var backend: String { get }
 

@@ -1,4 +1,5 @@
 import StoreGateCore
+import StoreGateLedger
 
 /// The events outbox in PostgreSQL (schema 2; PostgreSQL 13 or later for `xid8`).
 ///
@@ -244,4 +245,47 @@ enum SequenceUntilSQL: LedgerStatementSQL {
 enum EventsSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_events_v2"
     static let sql = "SELECT sequence, payload::text FROM ledger_events WHERE sequence > $1 ORDER BY sequence LIMIT $2"
+}
+
+// MARK: The console's reads
+
+enum TimelineSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_timeline_v4"
+    static let sql = """
+        SELECT sequence, payload::text FROM ledger_events
+        WHERE account_id = $1 AND sequence < $2 ORDER BY sequence DESC LIMIT $3
+        """
+}
+
+enum SearchSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_search_v4"
+    static var sql: String {
+        let environments = BrowsingQuery.environments.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let select = "SELECT \(PostgresLedger.transactionColumns) FROM ledger_transactions WHERE"
+        return """
+            SELECT * FROM (
+                \(select) environment IN (\(environments)) AND transaction_id = $1
+                UNION \(select) original_transaction_id = $1 AND environment IN (\(environments))
+                UNION \(select) web_order_line_item_id = $1
+                UNION \(select) app_account_token = $2
+            ) AS found ORDER BY purchase_date DESC, transaction_id DESC LIMIT $3
+            """
+    }
+}
+
+enum ActivityEventsSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_activity_events_v4"
+    static let sql = """
+        SELECT type, MIN(recorded_at), COUNT(*) FROM ledger_events
+        WHERE recorded_at >= $1 AND recorded_at < $2 AND type = ANY($3::text[])
+        GROUP BY type, recorded_at / 86400000
+        """
+}
+
+enum ActivitySubscriptionsSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_activity_subscriptions_v4"
+    static let sql = """
+        SELECT purchase_date, LEAST(expires_date, COALESCE(revocation_date, expires_date)) FROM ledger_transactions
+        WHERE product_type = $1 AND NOT is_upgraded AND expires_date > $2 AND purchase_date < $3
+        """
 }

@@ -386,7 +386,7 @@ extension PostgresLedger {
     }
 
     /// A transaction from its 21 columns starting at `offset`.
-    private static func decodeTransaction(_ row: PostgresRandomAccessRow, offset o: Int) throws -> TransactionRow {
+    static func decodeTransaction(_ row: PostgresRandomAccessRow, offset o: Int) throws -> TransactionRow {
         guard let source = ProofKind(rawValue: try row.text(o + 19)) else {
             throw LedgerError(.storage, reason: "a stored transaction names an unknown proof kind")
         }

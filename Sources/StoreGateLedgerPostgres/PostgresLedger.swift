@@ -202,6 +202,46 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
+        return try await withConnection { connection in
+            try await Self.settleEvents(connection, logger: self.logger)
+            return try await Self.execute(
+                TimelineSQL.self, connection, [.text(account.rawValue), .integer(sequence ?? .max), .integer(Int64(limit))], logger: self.logger
+            ).map { row in try LedgerEvent(stored: Array(try row.text(1).utf8), sequence: try row.integer(0)) }
+        }
+    }
+
+    public func search(_ term: String, limit: Int) async throws(LedgerError) -> [RecordedTransaction] {
+        let term = try BrowsingQuery.checkSearch(term, limit: limit)
+        return try await withConnection { connection in
+            try await Self.execute(
+                SearchSQL.self, connection, [.text(term), .optional(BrowsingQuery.token(term)), .integer(Int64(limit))], logger: self.logger
+            ).map { row in try Self.decodeTransaction(row, offset: 0).value }
+        }
+    }
+
+    public func activity(days: Int, endingAt date: Date) async throws(LedgerError) -> [DailyActivity] {
+        let window = try BrowsingQuery.window(days: days, endingAt: date)
+        return try await withConnection { connection in
+            var tally = window
+            let types = ActivityTally.countedTypes.map(\.rawValue)
+            for row in try await Self.execute(
+                ActivityEventsSQL.self, connection, [.integer(tally.start), .integer(tally.end), .texts(types)], logger: self.logger
+            ) {
+                tally.count(try row.text(0), recordedAt: try row.integer(1), count: Int(try row.integer(2)))
+            }
+            // Streamed: one subscription period at a time, whatever the ledger's size.
+            let statement = PreparedLedgerStatement<ActivitySubscriptionsSQL>(
+                values: [.text(ProductType.autoRenewable.rawValue), .integer(tally.start), .integer(tally.end)]
+            )
+            for try await row in try await connection.execute(statement, logger: self.logger) {
+                tally.countSubscription(purchase: try row.integer(0), until: try row.integer(1))
+            }
+            return tally.result()
+        }
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await withConnection { connection in
             try await Self.loadTransactions(

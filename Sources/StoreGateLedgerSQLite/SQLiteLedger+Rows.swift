@@ -265,6 +265,60 @@ extension SQLiteLedger {
         return events
     }
 
+    // MARK: Browsing
+
+    /// Transactions an identifier names: one probe per environment on the unique and family
+    /// indexes, then the token and web-order indexes.
+    static func search(_ connection: SQLiteConnection, term: String, limit: Int) throws(LedgerError) -> [RecordedTransaction] {
+        var found: [TransactionKey: RecordedTransaction] = [:]
+        let placeholders = BrowsingQuery.environments.map { _ in "?" }.joined(separator: ", ")
+        let environments = BrowsingQuery.environments.map { SQLiteValue.text($0.rawValue) }
+        var clauses = [
+            "environment IN (\(placeholders)) AND transaction_id = ?",
+            "environment IN (\(placeholders)) AND original_transaction_id = ?",
+            "web_order_line_item_id = ?",
+        ]
+        var bindings: [[SQLiteValue]] = [environments + [.text(term)], environments + [.text(term)], [.text(term)]]
+        if let token = BrowsingQuery.token(term) {
+            clauses.append("app_account_token = ?")
+            bindings.append([.text(token)])
+        }
+        for (clause, values) in zip(clauses, bindings) {
+            try connection.query(
+                "SELECT \(transactionColumns) FROM ledger_transactions WHERE \(clause) ORDER BY purchase_date DESC LIMIT ?",
+                values + [.integer(Int64(limit))]
+            ) { row throws(LedgerError) in
+                let transaction = try decodeTransaction(row)
+                found[transaction.key] = transaction.value
+            }
+        }
+        return BrowsingQuery.ordered(Array(found.values), limit: limit)
+    }
+
+    /// Fills the overview's counts: events per day and type, then every subscription period
+    /// that reaches into the window (streamed, one row at a time).
+    static func tally(_ connection: SQLiteConnection, into tally: inout ActivityTally) throws(LedgerError) {
+        let types = ActivityTally.countedTypes.map { SQLiteValue.text($0.rawValue) }
+        try connection.query(
+            """
+            SELECT type, recorded_at / \(BrowsingQuery.millisecondsPerDay) AS day, MIN(recorded_at), COUNT(*) FROM ledger_events
+            WHERE recorded_at >= ? AND recorded_at < ? AND type IN (?, ?, ?) GROUP BY type, day
+            """,
+            [.integer(tally.start), .integer(tally.end)] + types
+        ) { row throws(LedgerError) in
+            tally.count(row.text(0), recordedAt: row.integer(2), count: Int(row.integer(3)))
+        }
+        try connection.query(
+            """
+            SELECT purchase_date, MIN(expires_date, COALESCE(revocation_date, expires_date)) FROM ledger_transactions
+            WHERE product_type = ? AND is_upgraded = 0 AND expires_date > ? AND purchase_date < ?
+            """,
+            [.text(ProductType.autoRenewable.rawValue), .integer(tally.start), .integer(tally.end)]
+        ) { row throws(LedgerError) in
+            tally.countSubscription(purchase: row.integer(0), until: row.integer(1))
+        }
+    }
+
     static func consume(
         _ connection: SQLiteConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date
     ) throws(LedgerError) -> ConsumptionReceipt {

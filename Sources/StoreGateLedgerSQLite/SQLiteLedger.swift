@@ -203,6 +203,42 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
+    public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                var events: [LedgerEvent] = []
+                try connection.query(
+                    "SELECT sequence, payload FROM ledger_events WHERE account_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
+                    [.text(account.rawValue), .integer(sequence ?? .max), .integer(Int64(limit))]
+                ) { row throws(LedgerError) in
+                    events.append(try LedgerEvent(stored: row.blob(1), sequence: row.integer(0)))
+                }
+                return events
+            }
+        }
+    }
+
+    public func search(_ term: String, limit: Int) async throws(LedgerError) -> [RecordedTransaction] {
+        let term = try BrowsingQuery.checkSearch(term, limit: limit)
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                try Self.search(connection, term: term, limit: limit)
+            }
+        }
+    }
+
+    public func activity(days: Int, endingAt date: Date) async throws(LedgerError) -> [DailyActivity] {
+        let window = try BrowsingQuery.window(days: days, endingAt: date)
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                var tally = window
+                try Self.tally(connection, into: &tally)
+                return tally.result()
+            }
+        }
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in

@@ -154,6 +154,11 @@ final class SlowLedger: Ledger {
         try await base.events(after: sequence, limit: limit)
     }
 
+    func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
+        try await base.timeline(for: account, before: sequence, limit: limit)
+    }
+    func search(_ term: String, limit: Int) async throws(LedgerError) -> [RecordedTransaction] { try await base.search(term, limit: limit) }
+    func activity(days: Int, endingAt date: Date) async throws(LedgerError) -> [DailyActivity] { try await base.activity(days: days, endingAt: date) }
     func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await base.transaction(transactionId, in: environment)
     }

@@ -23,6 +23,7 @@ enum Purchases {
         upgraded: Bool = false,
         group: String? = nil,
         token: UUID? = nil,
+        webOrder: String? = nil,
         environment: AppStoreEnvironment = .production,
         signed: Date? = nil,
         source: ProofKind = .signedTransaction
@@ -40,7 +41,7 @@ enum Purchases {
             expiresDate: expires,
             revocationDate: revoked,
             revocationReason: revoked == nil ? nil : 0,
-            webOrderLineItemId: nil,
+            webOrderLineItemId: webOrder,
             subscriptionGroupIdentifier: group,
             appAccountToken: token,
             isUpgraded: upgraded,
