@@ -175,13 +175,9 @@ enum SignedDataCLI {
             default: throw CLIError("--kind: '\(name)' is not transaction, renewal-info, app-transaction or notification")
             }
         }
-        // Detection reads the unverified payload. A JWS too broken to decode is not refused
-        // here: the verifier refuses it and its report names the step and field at fault.
-        do {
-            return try UnverifiedSignedData(bytes: bytes).kind
-        } catch {
-            return .signedTransaction
-        }
+        // Detection reads the unverified payload; a JWS too broken to decode is refused by
+        // the verifier, whose report names the step and field at fault.
+        return UnverifiedSignedData.detectedKind(bytes)
     }
 
     static func render(_ report: SignedDataVerificationReport) -> String {

@@ -77,7 +77,7 @@ public func buildApplication(
         logger: logger
     )
     // Every route, for 405 with Allow when a path exists and its method does not.
-    let routeTable = RouteTable([
+    let routeTable = RouteTable(Console.routes + [
         ("/v1/receipts/verify", [.post]),
         ("/v1/transactions/verify", [.post]),
         ("/v1/notifications/apple", [.post]),
@@ -113,6 +113,9 @@ public func buildApplication(
     router.get("/metrics", use: endpoints.metricsExposition)
     router.get("/openapi.yaml", use: endpoints.openAPI)
     router.get("/verifyReceipt", use: endpoints.verifyReceiptWrongMethod)
+    // The web console; its sessions live in this instance's memory.
+    let sessions = MemoryPersistDriver()
+    Console(endpoints: endpoints, persist: sessions).register(on: router)
 
     var app = Application(
         router: router,
@@ -123,6 +126,7 @@ public func buildApplication(
     // Shut down in reverse order: the server drains, then the ledger closes, then its pool stops.
     app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
+    app.addServices(sessions)  // expires old console sessions
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }

@@ -7,10 +7,13 @@ public struct StoreGateRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The name of the API key that authenticated the request, once a middleware checked it.
     public var apiKeyName: String?
+    /// The console session the request belongs to, once the console's middleware checked it.
+    var consoleSession: ConsoleSession?
 
     /// Creates the context of a new request.
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.apiKeyName = nil
+        self.consoleSession = nil
     }
 }

@@ -17,6 +17,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case eventsRead = "events.read"
     /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`.
     case webhooksManage = "webhooks.manage"
+    /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
+    case console = "console"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -104,6 +104,14 @@ extension ServerConfiguration {
             configuration.logLevel = parsed
         }
         if let seconds = try reader.integer(.shutdownGrace, in: 1...3600) { configuration.shutdownGracePeriod = .seconds(seconds) }
+        if let minutes = try reader.integer(.consoleSessionMinutes, in: 1...1440) { configuration.consoleSessionLifetime = .seconds(minutes * 60) }
+        if let value = reader.value(.consoleSecureCookies) {
+            switch value.lowercased() {
+            case "true", "1", "yes": configuration.consoleSecureCookies = true
+            case "false", "0", "no": configuration.consoleSecureCookies = false
+            default: throw ConfigurationError(Setting.consoleSecureCookies.rawValue, "'\(value)' is not true or false")
+            }
+        }
         return configuration
     }
 

@@ -103,6 +103,11 @@ public struct ServerConfiguration: Sendable {
     public var webhooks: [WebhookEndpoint] = []
     /// How webhook deliveries are attempted and retried.
     public var webhookPolicy = WebhookDeliveryPolicy()
+    /// How long a console session lasts after sign-in (`STOREGATE_CONSOLE_SESSION_MINUTES`).
+    public var consoleSessionLifetime: Duration = .seconds(8 * 3600)
+    /// Console cookies always `Secure` (`STOREGATE_CONSOLE_SECURE_COOKIES=true`); otherwise
+    /// only when the request came through a TLS terminator (`X-Forwarded-Proto: https`).
+    public var consoleSecureCookies = false
 
     /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
     public init() {}
@@ -160,6 +165,8 @@ extension ServerConfiguration {
         case logLevel = "STOREGATE_LOG_LEVEL"
         case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
         case webhooksFile = "STOREGATE_WEBHOOKS_FILE"
+        case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
+        case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

@@ -63,6 +63,17 @@ struct ProofVerification: Sendable {
             throw Self.apiError(error)
         }
         let app = try appForReceipt(der)
+        let verified: VerifiedReceipt
+        do throws(ReceiptError) {
+            verified = try await receiptVerifier.verify(der, expecting: receiptExpectations(app, request))
+        } catch {
+            throw Self.apiError(error)
+        }
+        return verified
+    }
+
+    /// The configured expectations of `app`, with what the request adds.
+    private func receiptExpectations(_ app: ServerConfiguration.App, _ request: ReceiptRequest) -> ReceiptExpectations {
         var expectations = ReceiptExpectations(
             bundleId: app.bundleId,
             appVersion: request.appVersion,
@@ -73,13 +84,7 @@ struct ProofVerification: Sendable {
             transactionId: request.transactionId
         )
         expectations.acceptedAppVersions = app.appVersions
-        let verified: VerifiedReceipt
-        do throws(ReceiptError) {
-            verified = try await receiptVerifier.verify(der, expecting: expectations)
-        } catch {
-            throw Self.apiError(error)
-        }
-        return verified
+        return expectations
     }
 
     private func appForReceipt(_ der: [UInt8]) throws(APIError) -> ServerConfiguration.App {
@@ -144,6 +149,50 @@ struct ProofVerification: Sendable {
 
     static func apiError(_ error: SignedDataError) -> APIError {
         APIError(.unprocessableContent, error.code.description, error.reason, field: error.field, step: error.step.rawValue)
+    }
+
+    // MARK: The console's inspector
+
+    /// Every step of one proof's verification against the service's own expectations, for
+    /// people; nothing is recorded.
+    enum Inspection: Sendable {
+        case receipt(ReceiptVerificationReport)
+        case signedData(SignedDataVerificationReport)
+        /// Not a proof at all (not base64, or too large): the reason.
+        case unreadable(step: String, code: String, reason: String)
+    }
+
+    /// Inspects a pasted proof: a compact JWS (three dot-separated parts; its kind read from
+    /// the payload) or a base64 app receipt, against the accepted app it names.
+    func inspect(_ text: String) async -> Inspection {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.contains(".") {
+            let bytes = Array(trimmed.utf8)
+            let verifier: SignedDataVerifier
+            do throws(APIError) {
+                verifier = try self.verifier(for: trimmed) { payload in
+                    switch payload {
+                    case .transaction(let transaction): return transaction.bundleId
+                    case .appTransaction(let transaction): return transaction.bundleId
+                    case .notification(let notification): return notification.subject.bundleId
+                    case .renewalInfo: return nil
+                    }
+                }
+            } catch {
+                return .unreadable(step: error.step ?? VerificationStep.expectations.rawValue, code: error.code, reason: error.message)
+            }
+            return .signedData(await verifier.report(bytes: bytes, as: UnverifiedSignedData.detectedKind(bytes)))
+        }
+        let der: [UInt8]
+        do throws(ReceiptError) {
+            der = try UnverifiedReceipt.der(base64: trimmed, limits: receiptVerifier.limits)
+        } catch {
+            return .unreadable(step: error.step.rawValue, code: error.code.description, reason: error.reason)
+        }
+        guard let app = try? appForReceipt(der) else {
+            return .unreadable(step: Self.noApp.step ?? "", code: Self.noApp.code, reason: Self.noApp.message)
+        }
+        return .receipt(await receiptVerifier.report(der, expecting: receiptExpectations(app, ReceiptRequest())))
     }
 
     static let noApp = APIError(

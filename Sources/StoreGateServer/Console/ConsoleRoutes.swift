@@ -1,0 +1,550 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdAuth
+import Logging
+import Mustache
+import NIOCore
+import StoreGateCore
+import StoreGateEvents
+import StoreGateLedger
+import X509
+
+/// The web console at `/console`: sign-in with an API key that has the `console` permission,
+/// then an overview, a search, each account's entitlements and timeline, each transaction with
+/// its stored proof re-verified, an inspector for pasted proofs, and the system's state.
+///
+/// Server-rendered HTML (swift-mustache templates compiled into the binary), one small script,
+/// one stylesheet; see ``ConsoleSecurity`` for sessions, CSRF and headers.
+struct Console: Sendable {
+    let endpoints: Endpoints
+    let security: ConsoleSecurity
+    let library: MustacheLibrary
+
+    /// Timeline entries per page.
+    static let timelinePage = 100
+    /// Days the overview covers.
+    static let overviewDays = 90
+
+    init(endpoints: Endpoints, persist: any PersistDriver) {
+        self.endpoints = endpoints
+        self.security = ConsoleSecurity(
+            persist: persist, keys: endpoints.configuration.apiKeys,
+            lifetime: endpoints.configuration.consoleSessionLifetime, alwaysSecure: endpoints.configuration.consoleSecureCookies
+        )
+        var templates: [String: MustacheTemplate] = [:]
+        for (name, text) in ConsoleTemplates.all {
+            // The templates are constants of this file's module: one that does not parse is a
+            // programming error the console tests catch.
+            do { templates[name] = try MustacheTemplate(string: text) } catch { preconditionFailure("console template \(name): \(error)") }
+        }
+        self.library = MustacheLibrary(templates: templates)
+    }
+
+    /// The routes, for the service's route table (405 with `Allow`).
+    static let routes: [(String, [HTTPRequest.Method])] = [
+        ("/console", [.get, .head]),
+        ("/console/signin", [.get, .head, .post]),
+        ("/console/signout", [.post]),
+        ("/console/search", [.get, .head]),
+        ("/console/accounts/:account", [.get, .head]),
+        ("/console/transactions/:environment/:transaction", [.get, .head]),
+        ("/console/inspect", [.get, .head, .post]),
+        ("/console/system", [.get, .head]),
+        ("/console/assets/console.css", [.get, .head]),
+        ("/console/assets/console.js", [.get, .head]),
+    ]
+
+    func register(on router: Router<StoreGateRequestContext>) {
+        router.get("/console/assets/console.css") { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") }
+        router.get("/console/assets/console.js") { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") }
+        router.get("/console/signin", use: signInPage)
+        router.post("/console/signin", use: signIn)
+        let signedIn = router.group().add(middleware: ConsoleAuthMiddleware(security: security))
+        signedIn.post("/console/signout", use: signOut)
+        signedIn.get("/console", use: overview)
+        signedIn.get("/console/search", use: search)
+        signedIn.get("/console/accounts/:account", use: account)
+        signedIn.get("/console/transactions/:environment/:transaction", use: transaction)
+        signedIn.get("/console/inspect", use: inspectPage)
+        signedIn.post("/console/inspect", use: inspect)
+        signedIn.get("/console/system", use: system)
+    }
+
+    // MARK: Pages' shared parts
+
+    struct Layout: Sendable {
+        let title: String
+        let signedIn: Bool
+        let csrf: String
+        let keyName: String
+        let query: String
+        let isOverview: Bool
+        let isInspect: Bool
+        let isSystem: Bool
+        let backend: String
+    }
+
+    enum Section { case overview, inspect, system, other }
+
+    func layout(_ title: String, _ context: StoreGateRequestContext, section: Section = .other, query: String = "") -> Layout {
+        Layout(
+            title: title, signedIn: context.consoleSession != nil, csrf: context.consoleSession?.csrf ?? "",
+            keyName: context.consoleSession?.keyName ?? "", query: query, isOverview: section == .overview,
+            isInspect: section == .inspect, isSystem: section == .system, backend: endpoints.ledger.backend
+        )
+    }
+
+    func page(_ template: String, _ view: Any, status: HTTPResponse.Status = .ok, cookies: [Cookie] = []) -> Response {
+        let html = library.render(view, withTemplate: template) ?? ""
+        var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+        ConsoleSecurity.pageHeaders(&headers)
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.description)) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    struct ErrorPage: Sendable {
+        let layout: Layout
+        let heading: String
+        let message: String
+    }
+
+    func errorPage(_ status: HTTPResponse.Status, _ heading: String, _ message: String, _ context: StoreGateRequestContext) -> Response {
+        page("error", ErrorPage(layout: layout(heading, context), heading: heading, message: message), status: status)
+    }
+
+    func ledgerFailure(_ error: LedgerError, _ context: StoreGateRequestContext) -> Response {
+        context.logger.warning("console: the ledger refused a read", metadata: ["ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
+        if error.code == .invalidArgument {
+            return errorPage(.badRequest, "Not a valid request", error.reason, context)
+        }
+        return errorPage(.serviceUnavailable, "The ledger did not answer", "\(error.code): try again in a moment.", context)
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: type, .cacheControl: "public, max-age=3600", .xContentTypeOptions: "nosniff"],
+            body: .init(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+
+    static func redirect(_ location: String, cookies: [Cookie] = []) -> Response {
+        var headers: HTTPFields = [.location: location, .cacheControl: "no-store"]
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.description)) }
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// A posted form whose CSRF token is the session's (and which no other site sent).
+    func checkedForm(_ request: Request, _ context: StoreGateRequestContext) async throws(APIError) -> ConsoleForm? {
+        guard !ConsoleSecurity.isCrossSite(request), let session = context.consoleSession else { return nil }
+        let form = try await ConsoleForm(request)
+        return ConsoleSecurity.tokensMatch(form["csrf"], session.csrf) ? form : nil
+    }
+
+    func forbiddenForm(_ context: StoreGateRequestContext) -> Response {
+        context.logger.notice("console: a form post without a valid CSRF token was refused")
+        return errorPage(.forbidden, "Refused", "This form was not sent from this console session (CSRF check). Reload the page and try again.", context)
+    }
+
+    // MARK: Sign-in
+
+    struct SignInPage: Sendable {
+        let layout: Layout
+        let csrf: String
+        let next: String
+        let message: String?
+    }
+
+    /// A `next` path that stays inside the console (never another site).
+    static func safeNext(_ value: String?) -> String {
+        guard let value, value.hasPrefix("/console"), !value.hasPrefix("//"), !value.contains("\\"),
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return "/console" }
+        return value
+    }
+
+    @Sendable func signInPage(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        if await security.session(request) != nil { return Self.redirect(Self.safeNext(request.uri.queryParameters.get("next"))) }
+        return signInForm(request, context, message: nil, status: .ok)
+    }
+
+    private func signInForm(_ request: Request, _ context: StoreGateRequestContext, message: String?, status: HTTPResponse.Status) -> Response {
+        // Login CSRF: the form's token must come back with the cookie it was set in.
+        let token = ConsoleSecurity.randomToken()
+        let view = SignInPage(
+            layout: layout("Sign in", context), csrf: token, next: Self.safeNext(request.uri.queryParameters.get("next")), message: message
+        )
+        return page("signin", view, status: status, cookies: [security.cookie(ConsoleSecurity.signInCookie, value: token, maxAge: 1800, for: request)])
+    }
+
+    @Sendable func signIn(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let expected = request.cookies[ConsoleSecurity.signInCookie]?.value ?? ""
+        let form = try await ConsoleForm(request, limit: 16 << 10)
+        guard !ConsoleSecurity.isCrossSite(request), ConsoleSecurity.tokensMatch(form["csrf"], expected) else {
+            context.logger.notice("console: a sign-in without its form token was refused")
+            return signInForm(request, context, message: "The sign-in form expired or was not sent from this page. Try again.", status: .forbidden)
+        }
+        guard let presented = form["key"], let key = security.keys.match(presented.trimmingCharacters(in: .whitespaces)),
+              key.permissions.contains(.console)
+        else {
+            context.logger.notice("console: a sign-in with a key that is unknown or lacks the console permission was refused")
+            return signInForm(request, context, message: "That is not an API key with the console permission.", status: .unauthorized)
+        }
+        let cookie = try await security.signIn(key, request: request)
+        context.logger.info("console: signed in", metadata: ["api_key": "\(key.name)"])
+        let clearForm = security.cookie(ConsoleSecurity.signInCookie, value: "", maxAge: 0, for: request)
+        return Self.redirect(Self.safeNext(form["next"]), cookies: [cookie, clearForm])
+    }
+
+    @Sendable func signOut(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard try await checkedForm(request, context) != nil else { return forbiddenForm(context) }
+        let cookie = await security.signOut(request)
+        return Self.redirect("/console/signin", cookies: [cookie])
+    }
+
+    // MARK: Overview
+
+    struct OverviewPage: Sendable {
+        let layout: Layout
+        let days: Int
+        let charts: [ConsoleViews.Chart]
+    }
+
+    @Sendable func overview(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let activity: [DailyActivity]
+        do throws(LedgerError) {
+            activity = try await endpoints.ledger.activity(days: Self.overviewDays, endingAt: endpoints.now())
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        return page("overview", OverviewPage(
+            layout: layout("Overview", context, section: .overview), days: Self.overviewDays, charts: ConsoleViews.charts(activity)
+        ))
+    }
+
+    // MARK: Search
+
+    struct SearchPage: Sendable {
+        struct AccountHit: Sendable {
+            let account: String
+            let link: String
+            let summary: String
+        }
+
+        struct Row: Sendable {
+            let id: String
+            let link: String
+            let original: String
+            let productId: String
+            let environment: String
+            let purchased: String
+            let account: String
+            let accountLink: String?
+        }
+
+        let layout: Layout
+        let query: String
+        let message: String?
+        let accountHit: AccountHit?
+        let transactions: [Row]
+        let hasTransactions: Bool
+        let nothing: Bool
+    }
+
+    @Sendable func search(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !query.isEmpty else { return Self.redirect("/console") }
+        guard query.utf8.count <= maximumSearchTermLength else {
+            return errorPage(.badRequest, "Search", "A search term holds at most \(maximumSearchTermLength) bytes.", context)
+        }
+        let ledger = endpoints.ledger
+        var accountHit: SearchPage.AccountHit?
+        var found: [RecordedTransaction] = []
+        do throws(LedgerError) {
+            if let account = try? AccountID(query) {
+                let latest = try await ledger.timeline(for: account, before: nil, limit: 1)
+                let entitlements = try await ledger.entitlements(for: account, at: endpoints.now())
+                let owned = ConsoleViews.owned(entitlements)
+                if !latest.isEmpty || !owned.isEmpty {
+                    let entitled = owned.filter { $0.tone == "good" }.map(\.productId)
+                    accountHit = .init(
+                        account: account.rawValue, link: ConsoleViews.accountLink(account),
+                        summary: entitled.isEmpty ? "entitled to nothing now" : "entitled to " + entitled.joined(separator: ", ")
+                    )
+                }
+            }
+            found = try await ledger.search(query, limit: 50)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        let rows = found.map { transaction in
+            SearchPage.Row(
+                id: transaction.transactionId, link: ConsoleViews.transactionLink(transaction.environment, transaction.transactionId),
+                original: transaction.originalTransactionId, productId: transaction.productId, environment: transaction.environment.rawValue,
+                purchased: ConsoleViews.time(transaction.purchaseDate), account: transaction.account?.rawValue ?? "",
+                accountLink: transaction.account.map(ConsoleViews.accountLink)
+            )
+        }
+        return page("search", SearchPage(
+            layout: layout("Search", context, query: query), query: query,
+            message: found.count == 50 ? "Showing the 50 newest transactions." : nil,
+            accountHit: accountHit, transactions: rows, hasTransactions: !rows.isEmpty, nothing: accountHit == nil && rows.isEmpty
+        ))
+    }
+
+    // MARK: Account
+
+    struct AccountPage: Sendable {
+        let layout: Layout
+        let account: String
+        let now: String
+        let owned: [ConsoleViews.Owned]
+        let hasOwned: Bool
+        let balances: [ConsoleViews.Balance]
+        let hasBalances: Bool
+        let timeline: [ConsoleViews.TimelineEntry]
+        let olderLink: String?
+        let newestLink: String?
+    }
+
+    @Sendable func account(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let account: AccountID
+        do {
+            account = try AccountID(try Endpoints.pathParameter("account", context))
+        } catch {
+            return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
+        }
+        var before: Int64?
+        if let text = request.uri.queryParameters.get("before") {
+            guard let value = Int64(text), value >= 1 else {
+                return errorPage(.badRequest, "Not a timeline page", "'before' is a sequence number, at least 1.", context)
+            }
+            before = value
+        }
+        let now = endpoints.now()
+        let entitlements: Entitlements
+        var events: [LedgerEvent]
+        do throws(LedgerError) {
+            entitlements = try await endpoints.ledger.entitlements(for: account, at: now)
+            events = try await endpoints.ledger.timeline(for: account, before: before, limit: Self.timelinePage + 1)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        let hasOlder = events.count > Self.timelinePage
+        events = Array(events.prefix(Self.timelinePage))
+        let link = ConsoleViews.accountLink(account)
+        let owned = ConsoleViews.owned(entitlements)
+        let balances = ConsoleViews.balances(entitlements)
+        return page("account", AccountPage(
+            layout: layout("Account \(account.rawValue)", context), account: account.rawValue, now: ConsoleViews.time(now),
+            owned: owned, hasOwned: !owned.isEmpty, balances: balances, hasBalances: !balances.isEmpty,
+            timeline: events.map(ConsoleViews.timelineEntry),
+            olderLink: hasOlder ? events.last.map { "\(link)?before=\($0.sequence)#timeline" } : nil,
+            newestLink: before == nil ? nil : "\(link)#timeline"
+        ))
+    }
+
+    // MARK: Transaction and its proof
+
+    struct TransactionPage: Sendable {
+        struct Field: Sendable {
+            let name: String
+            let value: String
+            let link: String?
+        }
+
+        let layout: Layout
+        let id: String
+        let fields: [Field]
+        let proofNote: String
+        let inspection: ConsoleViews.Inspection?
+    }
+
+    @Sendable func transaction(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let environment: AppStoreEnvironment
+        let transactionId: String
+        do {
+            environment = AppStoreEnvironment(rawValue: try Endpoints.pathParameter("environment", context))
+            transactionId = try Endpoints.pathParameter("transaction", context)
+        } catch {
+            return errorPage(.badRequest, "Not a transaction", "The path names an environment and a transaction id.", context)
+        }
+        let ledger = endpoints.ledger
+        let recorded: RecordedTransaction?
+        var proof: [UInt8]?
+        var proofNote: String
+        do throws(LedgerError) {
+            recorded = try await ledger.transaction(transactionId, in: environment)
+            guard let digest = recorded?.proofDigest else {
+                return recorded == nil
+                    ? errorPage(.notFound, "Unknown transaction", "No transaction \(transactionId) is recorded in \(environment.rawValue).", context)
+                    : transactionPage(recorded!, proof: nil, note: "No proof digest is stored for this transaction.", context)
+            }
+            proofNote = "Recorded from a \(recorded!.source.rawValue) with digest \(ConsoleViews.abbreviated(digest.description)). "
+            do throws(LedgerError) {
+                proof = try await ledger.storedProof(digest)
+            } catch {
+                proofNote += "The stored proof could not be opened (\(error.code)): \(error.reason)."
+            }
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        guard let recorded else { return errorPage(.notFound, "Unknown transaction", "Not recorded.", context) }
+        var inspection: ConsoleViews.Inspection?
+        if let proof {
+            switch recorded.source {
+            case .appReceipt:
+                inspection = ConsoleViews.inspection(await endpoints.verification.inspect(StoreGateCore.Base64.encode(proof)))
+                proofNote += "Re-verified now, with today's settings:"
+            case .signedTransaction, .signedRenewalInfo, .appTransaction, .notification:
+                inspection = ConsoleViews.inspection(await endpoints.verification.inspect(String(decoding: proof, as: UTF8.self)))
+                proofNote += "Re-verified now, with today's settings:"
+            default:
+                proofNote += "It is stored but is not a proof the inspector verifies."
+            }
+        } else if endpoints.ledger.isEncryptionConfigured == false {
+            proofNote += "The raw proof is not stored: the ledger keeps raw proofs only when an encryption key is configured (STOREGATE_LEDGER_KEYS)."
+        } else if !proofNote.contains("could not") {
+            proofNote += "The raw proof is not stored (recorded while no encryption key was configured)."
+        }
+        return transactionPage(recorded, proof: inspection, note: proofNote, context)
+    }
+
+    private func transactionPage(_ transaction: RecordedTransaction, proof: ConsoleViews.Inspection?, note: String, _ context: StoreGateRequestContext) -> Response {
+        typealias Field = TransactionPage.Field
+        var fields: [Field] = [
+            Field(name: "Account", value: transaction.account?.rawValue ?? "unclaimed", link: transaction.account.map(ConsoleViews.accountLink)),
+            Field(name: "Environment", value: transaction.environment.rawValue, link: nil),
+            Field(name: "Original transaction", value: transaction.originalTransactionId,
+                  link: transaction.originalTransactionId == transaction.transactionId ? nil : ConsoleViews.transactionLink(transaction.environment, transaction.originalTransactionId)),
+            Field(name: "Bundle id", value: transaction.bundleId, link: nil),
+            Field(name: "Product", value: "\(transaction.productId) (\(transaction.productType.rawValue))", link: nil),
+            Field(name: "Quantity", value: "\(transaction.quantity)", link: nil),
+            Field(name: "Purchased", value: ConsoleViews.time(transaction.purchaseDate), link: nil),
+            Field(name: "Expires", value: ConsoleViews.time(transaction.expiresDate), link: nil),
+            Field(name: "Revoked", value: transaction.revocationDate.map { "\(ConsoleViews.time($0)), reason \(transaction.revocationReason.map(String.init) ?? "?")" } ?? "no", link: nil),
+            Field(name: "Upgraded", value: transaction.isUpgraded ? "yes" : "no", link: nil),
+            Field(name: "Observed (Apple's signing date)", value: ConsoleViews.time(transaction.observedAt), link: nil),
+            Field(name: "Recorded from", value: transaction.source.rawValue, link: nil),
+        ]
+        if !transaction.subscriptionGroup.isEmpty { fields.append(Field(name: "Subscription group", value: transaction.subscriptionGroup, link: nil)) }
+        if let order = transaction.webOrderLineItemId { fields.append(Field(name: "Web order line item", value: order, link: nil)) }
+        if let token = transaction.appAccountToken { fields.append(Field(name: "App account token", value: token.uuidString.lowercased(), link: nil)) }
+        return page("transaction", TransactionPage(
+            layout: layout("Transaction \(transaction.transactionId)", context), id: transaction.transactionId,
+            fields: fields, proofNote: note, inspection: proof
+        ))
+    }
+
+    // MARK: Inspector
+
+    struct InspectPage: Sendable {
+        let layout: Layout
+        let inspection: ConsoleViews.Inspection?
+    }
+
+    @Sendable func inspectPage(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        page("inspect", InspectPage(layout: layout("Inspector", context, section: .inspect), inspection: nil))
+    }
+
+    @Sendable func inspect(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
+        let proof = form["proof"] ?? ""
+        let result = await endpoints.verification.inspect(proof)
+        let view = ConsoleViews.inspection(result)
+        // What was inspected is never logged, only its verdict.
+        context.logger.info("console: inspected a proof", metadata: ["kind": "\(view.kind)", "verdict": "\(view.verdict)"])
+        return page("inspect", InspectPage(layout: layout("Inspector", context, section: .inspect), inspection: view))
+    }
+
+    // MARK: System
+
+    struct SystemPage: Sendable {
+        struct Anchor: Sendable {
+            let kind: String
+            let subject: String
+            let fingerprint: String
+        }
+
+        struct Webhook: Sendable {
+            let name: String
+            let url: String
+            let pending: Int
+            let delivered: Int
+            let failed: Int
+            let hasFailed: Bool
+        }
+
+        let layout: Layout
+        let readiness: String
+        let readyTone: String
+        let backend: String
+        let database: String
+        let apps: String
+        let environments: String
+        let warnings: [String]
+        let anchors: [Anchor]
+        let webhooks: [Webhook]
+        let hasWebhooks: Bool
+    }
+
+    @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let configuration = endpoints.configuration
+        let ledger = endpoints.ledger
+        var database = "answers and takes writes"
+        do throws(LedgerError) {
+            try await withLedgerDeadline(min(configuration.databaseTimeout, Endpoints.readinessTimeout)) { () throws(LedgerError) in
+                try await ledger.checkHealth()
+            }
+        } catch {
+            database = "failing (\(error.code))"
+        }
+        let store = endpoints.verification.chainVerifier.trustStore
+        let anchors = store.appleRoots.map { SystemPage.Anchor(kind: "Apple root (pinned)", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
+            + store.optInAnchors.map { SystemPage.Anchor(kind: "opt-in anchor", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
+        var counts: [String: [EventDelivery.Status: Int]] = [:]
+        if let deliveries = ledger as? any EventDeliveryStore, !configuration.webhooks.isEmpty {
+            counts = (try? await deliveries.deliveryCounts()) ?? [:]
+        }
+        let webhooks = configuration.webhooks.map { endpoint in
+            let count = counts[endpoint.name] ?? [:]
+            return SystemPage.Webhook(
+                name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
+                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
+            )
+        }
+        let ready = database == "answers and takes writes" && !TrustStore.pinnedAppleRoots.isEmpty
+        return page("system", SystemPage(
+            layout: layout("System", context, section: .system), readiness: ready ? "ready" : "not ready", readyTone: ready ? "good" : "bad",
+            backend: ledger.backend, database: database,
+            apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
+            environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
+            warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty
+        ))
+    }
+}
+
+/// Lets a signed-in console user through; sends anyone else to the sign-in page (a `GET`) or
+/// refuses them (anything else).
+struct ConsoleAuthMiddleware: RouterMiddleware {
+    typealias Context = StoreGateRequestContext
+    let security: ConsoleSecurity
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let session = await security.session(request) else {
+            if request.method == .get || request.method == .head {
+                let target = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
+                let query = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-._~"))) ?? "/console"
+                return Console.redirect("/console/signin?next=\(query)")
+            }
+            var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+            ConsoleSecurity.pageHeaders(&headers)
+            return Response(status: .forbidden, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "Sign in to the console first.\n")))
+        }
+        var context = context
+        context.consoleSession = session
+        context.logger[metadataKey: "api_key"] = .string(session.keyName)
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,152 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdAuth
+import NIOCore
+import StoreGateCore
+
+/// A signed-in console user: the name of the API key they signed in with (never the key) and
+/// the session's CSRF token, which every form posts back.
+struct ConsoleSession: Codable, Sendable {
+    var keyName: String
+    var csrf: String
+    var signedInAt: Date
+}
+
+/// The console's sessions and the checks every console request passes.
+///
+/// - Sign-in takes an API key with the `console` permission; the session lives in the
+///   instance's memory (hummingbird-auth's session storage over Hummingbird's memory persist
+///   driver), keyed by a 256-bit random id in an `HttpOnly`, `SameSite=Strict` cookie scoped to
+///   `/console`, `Secure` when configured or behind a TLS terminator (`X-Forwarded-Proto: https`),
+///   and expiring after the configured lifetime.
+/// - Every form carries the session's CSRF token (the sign-in form a cookie-bound one), compared
+///   in constant time; a post whose `Origin` or `Sec-Fetch-Site` says another site is refused
+///   before that.
+/// - Every page is sent with a strict Content-Security-Policy (no inline script or style, no
+///   framing, forms to the console only), `no-store` and `nosniff`.
+struct ConsoleSecurity: Sendable {
+    static let sessionCookie = "storegate_console"
+    static let signInCookie = "storegate_console_signin"
+    static let path = "/console"
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    let storage: SessionStorage<ConsoleSession>
+    let keys: APIKeyStore
+    let lifetime: Duration
+    let alwaysSecure: Bool
+
+    init(persist: any PersistDriver, keys: APIKeyStore, lifetime: Duration, alwaysSecure: Bool) {
+        self.storage = SessionStorage(persist, configuration: .init(
+            sessionCookieParameters: .init(name: Self.sessionCookie, path: Self.path, secure: alwaysSecure, sameSite: .strict),
+            keyPrefix: "console."
+        ))
+        self.keys = keys
+        self.lifetime = lifetime
+        self.alwaysSecure = alwaysSecure
+    }
+
+    /// A fresh 256-bit token, base64url.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return StoreGateCore.Base64.encode(bytes, url: true)
+    }
+
+    /// Whether cookies set for this request are `Secure`.
+    func isSecure(_ request: Request) -> Bool {
+        alwaysSecure || request.headers[Self.forwardedProto]?.lowercased() == "https"
+    }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
+    func cookie(_ name: String, value: String, maxAge: Int, for request: Request) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: Self.path, secure: isSecure(request), httpOnly: true, sameSite: .strict)
+    }
+
+    /// The session the request's cookie names, if it exists, has not expired, and its key still
+    /// has the console permission.
+    func session(_ request: Request) async -> ConsoleSession? {
+        guard let session = try? await storage.load(request: request) else { return nil }
+        guard keys.keys.contains(where: { $0.name == session.keyName && $0.permissions.contains(.console) }) else { return nil }
+        return session
+    }
+
+    /// Starts a session for `key`: the cookie to set.
+    func signIn(_ key: APIKeyStore.Key, request: Request) async throws -> Cookie {
+        let session = ConsoleSession(keyName: key.name, csrf: Self.randomToken(), signedInAt: Date())
+        let stored = try await storage.save(session: session, expiresIn: lifetime)
+        return cookie(Self.sessionCookie, value: stored.value, maxAge: Int(lifetime.components.seconds), for: request)
+    }
+
+    /// Ends the request's session: the cookie that clears it.
+    func signOut(_ request: Request) async -> Cookie {
+        _ = try? await storage.delete(request: request)
+        return cookie(Self.sessionCookie, value: "", maxAge: 0, for: request)
+    }
+
+    /// Refuses a state-changing request another site sent: `Sec-Fetch-Site` other than
+    /// `same-origin`/`none`, or an `Origin` whose host is not the request's own.
+    static func isCrossSite(_ request: Request) -> Bool {
+        if let site = request.headers[secFetchSite]?.lowercased(), site != "same-origin", site != "none" { return true }
+        if let origin = request.headers[.origin] {
+            guard origin != "null", let host = URLComponents(string: origin)?.host else { return true }
+            let authority = request.head.authority ?? ""
+            let requestHost = authority.split(separator: ":").first.map(String.init) ?? authority
+            return host.lowercased() != requestHost.lowercased()
+        }
+        return false
+    }
+
+    /// Constant-time comparison of a posted token with the expected one.
+    static func tokensMatch(_ posted: String?, _ expected: String) -> Bool {
+        guard let posted, !expected.isEmpty else { return false }
+        let a = Array(posted.utf8), b = Array(expected.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// The headers every console page carries.
+    static func pageHeaders(_ headers: inout HTTPFields) {
+        headers[.contentSecurityPolicy] = contentSecurityPolicy
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.cacheControl] = "no-store"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
+    }
+}
+
+/// A form body (`application/x-www-form-urlencoded`), read within a limit.
+struct ConsoleForm: Sendable {
+    private(set) var fields: [String: String] = [:]
+
+    static let limit = 1 << 20
+
+    init(_ request: Request, limit: Int = ConsoleForm.limit) async throws(APIError) {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "a console form holds at most \(limit) bytes")
+        }
+        self.init(String(buffer: buffer))
+    }
+
+    init(_ text: String) {
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? {
+                String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : "" else { continue }
+            if fields[name] == nil { fields[name] = value }
+        }
+    }
+
+    subscript(_ name: String) -> String? { fields[name] }
+}

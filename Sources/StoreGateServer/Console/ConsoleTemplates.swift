@@ -1,0 +1,280 @@
+/// The console's Mustache templates, compiled into the binary (nothing read at run time).
+///
+/// Every `{{value}}` is HTML-escaped by Mustache; the one triple-mustache insert is a chart's
+/// SVG (``ConsoleViews/chart(title:values:tone:summary:)``, numbers and escaped labels only).
+/// No inline script or style: the Content-Security-Policy forbids both.
+enum ConsoleTemplates {
+    static let all: [String: String] = [
+        "header": header, "footer": footer, "signin": signIn, "overview": overview, "search": search,
+        "account": account, "transaction": transaction, "inspect": inspect, "inspection": inspection,
+        "system": system, "error": error,
+    ]
+
+    static let header = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{#layout}}{{title}}{{/layout}} · StoreGate console</title>
+        <link rel="stylesheet" href="/console/assets/console.css">
+        <script src="/console/assets/console.js" defer></script>
+        </head>
+        <body>
+        <a class="skip" href="#main">Skip to content</a>
+        {{#layout}}{{#signedIn}}
+        <header class="top">
+          <a class="brand" href="/console">StoreGate</a>
+          <nav aria-label="Console">
+            <a href="/console"{{#isOverview}} aria-current="page"{{/isOverview}}>Overview</a>
+            <a href="/console/inspect"{{#isInspect}} aria-current="page"{{/isInspect}}>Inspector</a>
+            <a href="/console/system"{{#isSystem}} aria-current="page"{{/isSystem}}>System</a>
+          </nav>
+          <form class="search" role="search" action="/console/search" method="get">
+            <label for="q" class="visually-hidden">Search by account, transaction id, original transaction id, app account token or web order line item id</label>
+            <input id="q" name="q" type="search" value="{{query}}" placeholder="account, transaction, token…" maxlength="256" required>
+            <button type="submit">Search</button>
+          </form>
+          <form class="signout" action="/console/signout" method="post">
+            <input type="hidden" name="csrf" value="{{csrf}}">
+            <button type="submit" class="quiet">Sign out <span class="who">({{keyName}})</span></button>
+          </form>
+        </header>
+        {{/signedIn}}{{/layout}}
+        <main id="main" tabindex="-1">
+        """
+
+    static let footer = """
+        </main>
+        <footer class="bottom">StoreGate · {{#layout}}{{backend}}{{/layout}} ledger · times in UTC</footer>
+        </body>
+        </html>
+        """
+
+    static let signIn = """
+        {{> header}}
+        <section class="card narrow">
+          <h1>Sign in to the StoreGate console</h1>
+          <p>Use an API key that has the <code>console</code> permission. The key is checked and forgotten: the console keeps only a session.</p>
+          {{#message}}<p class="alert bad" role="alert">{{message}}</p>{{/message}}
+          <form action="/console/signin" method="post" class="stack">
+            <input type="hidden" name="csrf" value="{{csrf}}">
+            <input type="hidden" name="next" value="{{next}}">
+            <label for="key">API key</label>
+            <input id="key" name="key" type="password" autocomplete="current-password" required maxlength="512" autofocus>
+            <button type="submit">Sign in</button>
+          </form>
+        </section>
+        {{> footer}}
+        """
+
+    static let overview = """
+        {{> header}}
+        <h1>Overview</h1>
+        <p class="lede">The last {{days}} days, per UTC day, from the ledger's own records.</p>
+        <div class="grid">
+        {{#charts}}
+          <section class="card chart-card">
+            <h2>{{title}}</h2>
+            <p class="figure">{{total}}</p>
+            {{{svg}}}
+          </section>
+        {{/charts}}
+        </div>
+        {{> footer}}
+        """
+
+    static let search = """
+        {{> header}}
+        <h1>Search</h1>
+        <p class="lede">Results for <strong>{{query}}</strong></p>
+        {{#message}}<p class="alert warn" role="status">{{message}}</p>{{/message}}
+        {{#accountHit}}
+        <section class="card">
+          <h2>Account</h2>
+          <p><a class="big" href="{{link}}">{{account}}</a> — {{summary}}</p>
+        </section>
+        {{/accountHit}}
+        {{#hasTransactions}}
+        <section class="card">
+          <h2>Transactions</h2>
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Transaction</th><th scope="col">Original</th><th scope="col">Product</th><th scope="col">Environment</th><th scope="col">Purchased</th><th scope="col">Account</th></tr></thead>
+            <tbody>
+            {{#transactions}}
+              <tr><td><a href="{{link}}">{{id}}</a></td><td>{{original}}</td><td>{{productId}}</td><td>{{environment}}</td><td>{{purchased}}</td>
+                <td>{{#accountLink}}<a href="{{accountLink}}">{{account}}</a>{{/accountLink}}{{^accountLink}}unclaimed{{/accountLink}}</td></tr>
+            {{/transactions}}
+            </tbody>
+          </table></div>
+        </section>
+        {{/hasTransactions}}
+        {{#nothing}}<p class="alert neutral" role="status">Nothing matches: no account with that id has records, and no transaction, family, web order or app account token has that value.</p>{{/nothing}}
+        {{> footer}}
+        """
+
+    static let account = """
+        {{> header}}
+        <h1>Account <span class="mono">{{account}}</span></h1>
+        <p class="lede">What it owns at {{now}}, and why.</p>
+        {{^hasOwned}}<p class="alert neutral" role="status">Nothing recorded for this account.</p>{{/hasOwned}}
+        {{#hasOwned}}
+        <section class="card">
+          <h2>Entitlements</h2>
+          <ul class="owned">
+          {{#owned}}
+            <li class="owned-item">
+              <div class="owned-head"><span class="product">{{productId}}</span> <span class="badge {{tone}}">{{status}}</span> <span class="muted">{{kind}}</span></div>
+              {{#detail}}<p class="muted">{{detail}}</p>{{/detail}}
+              <details>
+                <summary>Why: {{transactionCount}} transaction(s){{#hasNotifications}}, notifications{{/hasNotifications}}</summary>
+                <div class="scroll"><table>
+                  <thead><tr><th scope="col">Transaction</th><th scope="col">Purchased</th><th scope="col">Expires</th><th scope="col">Revoked</th><th scope="col">Proof</th></tr></thead>
+                  <tbody>{{#transactions}}<tr><td><a href="{{link}}">{{id}}</a></td><td>{{purchased}}</td><td>{{expires}}</td><td>{{revoked}}</td><td>{{source}}</td></tr>{{/transactions}}</tbody>
+                </table></div>
+                {{#hasNotifications}}<ul class="plain">{{#notifications}}<li>Notification {{type}}, signed {{signed}} <span class="mono muted">{{uuid}}</span></li>{{/notifications}}</ul>{{/hasNotifications}}
+              </details>
+            </li>
+          {{/owned}}
+          </ul>
+        </section>
+        {{/hasOwned}}
+        {{#hasBalances}}
+        <section class="card">
+          <h2>Consumable balances</h2>
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Product</th><th scope="col">Available</th><th scope="col">Purchased</th><th scope="col">Consumed</th><th scope="col">Refunded</th><th scope="col">Refund debt</th></tr></thead>
+            <tbody>{{#balances}}<tr><td>{{productId}}</td><td><strong>{{available}}</strong></td><td>{{purchased}}</td><td>{{consumed}}</td><td>{{refunded}}</td><td>{{refundDebt}}</td></tr>{{/balances}}</tbody>
+          </table></div>
+        </section>
+        {{/hasBalances}}
+        <section class="card">
+          <h2 id="timeline">Timeline</h2>
+          <p class="muted">Newest first: purchases, renewals, state changes, notifications, consumption, refunds and refusals.</p>
+          {{^timeline}}<p>No events on this page.</p>{{/timeline}}
+          <ol class="timeline" aria-labelledby="timeline">
+          {{#timeline}}
+            <li class="event {{tone}}">
+              <div class="event-head"><time>{{time}}</time> <strong>{{title}}</strong> <span class="product">{{productId}}</span> {{#entitled}}<span class="muted">→ {{entitled}}</span>{{/entitled}}</div>
+              <p class="muted">{{detail}}{{#transactionLink}} · <a href="{{transactionLink}}">transaction {{transactionLabel}}</a>{{/transactionLink}} <span class="seq">#{{sequence}}</span></p>
+            </li>
+          {{/timeline}}
+          </ol>
+          <nav class="pager" aria-label="Timeline pages">
+            {{#newestLink}}<a href="{{newestLink}}">Newest</a>{{/newestLink}}
+            {{#olderLink}}<a href="{{olderLink}}" rel="next">Older events</a>{{/olderLink}}
+          </nav>
+        </section>
+        {{> footer}}
+        """
+
+    static let transaction = """
+        {{> header}}
+        <h1>Transaction <span class="mono">{{id}}</span></h1>
+        <section class="card">
+          <h2>As recorded</h2>
+          <dl class="fields">
+          {{#fields}}<dt>{{name}}</dt><dd>{{#link}}<a href="{{link}}">{{value}}</a>{{/link}}{{^link}}{{value}}{{/link}}</dd>{{/fields}}
+          </dl>
+        </section>
+        <section class="card">
+          <h2>Proof</h2>
+          <p class="muted">{{proofNote}}</p>
+          {{#inspection}}{{> inspection}}{{/inspection}}
+        </section>
+        {{> footer}}
+        """
+
+    static let inspect = """
+        {{> header}}
+        <h1>Inspector</h1>
+        <p class="lede">Paste a base64 app receipt or a StoreKit 2 JWS (or choose a file). Every verification step is shown; nothing is recorded.</p>
+        <form action="/console/inspect" method="post" class="stack card">
+          <input type="hidden" name="csrf" value="{{#layout}}{{csrf}}{{/layout}}">
+          <label for="proof">Receipt or JWS</label>
+          <textarea id="proof" name="proof" rows="8" required spellcheck="false" autocomplete="off"></textarea>
+          <label for="proof-file">Or a file (a receipt's DER bytes, base64 text or a JWS)</label>
+          <input id="proof-file" type="file" data-fills="proof">
+          <button type="submit">Inspect</button>
+        </form>
+        {{#inspection}}
+        <section class="card" aria-live="polite">
+          {{> inspection}}
+        </section>
+        {{/inspection}}
+        {{> footer}}
+        """
+
+    static let inspection = """
+        <h2>Verdict: <span class="badge {{#valid}}good{{/valid}}{{^valid}}bad{{/valid}}">{{verdict}}</span> <span class="muted">{{kind}}</span></h2>
+        <p>{{summary}}</p>
+        <h3>Steps</h3>
+        <div class="scroll"><table class="steps">
+          <thead><tr><th scope="col">Result</th><th scope="col">Step</th><th scope="col">Detail</th></tr></thead>
+          <tbody>{{#steps}}<tr class="{{tone}}"><td><span class="badge {{tone}}">{{status}}</span></td><td>{{name}}</td><td class="detail">{{detail}}</td></tr>{{/steps}}</tbody>
+        </table></div>
+        {{#hasChecks}}
+        <h3>Expectations</h3>
+        <div class="scroll"><table class="steps">
+          <thead><tr><th scope="col">Result</th><th scope="col">Expectation</th><th scope="col">Found</th></tr></thead>
+          <tbody>{{#checks}}<tr class="{{tone}}"><td><span class="badge {{tone}}">{{status}}</span></td><td>{{name}}</td><td class="detail">{{detail}}</td></tr>{{/checks}}</tbody>
+        </table></div>
+        {{/hasChecks}}
+        {{#hasChain}}
+        <h3>Certificate chain</h3>
+        <ol class="chain">{{#chain}}<li><strong>{{role}}</strong> {{subject}}<br><span class="muted">issuer {{issuer}} · serial {{serial}} · valid {{validity}}</span><br><span class="mono muted">SHA-256 {{sha256}}</span></li>{{/chain}}</ol>
+        {{/hasChain}}
+        {{#hasUnverifiedSubjects}}
+        <h3>Certificates presented (not validated)</h3>
+        <ol class="chain">{{#unverifiedSubjects}}<li>{{.}}</li>{{/unverifiedSubjects}}</ol>
+        {{/hasUnverifiedSubjects}}
+        {{#hasDecoded}}
+        <h3>Decoded fields (Apple's names)</h3>
+        <pre class="json">{{decoded}}</pre>
+        {{/hasDecoded}}
+        """
+
+    static let system = """
+        {{> header}}
+        <h1>System</h1>
+        <section class="card">
+          <h2>Readiness</h2>
+          <p><span class="badge {{readyTone}}">{{readiness}}</span> ledger <strong>{{backend}}</strong>: {{database}}</p>
+          <p class="muted">Accepted apps: {{apps}} · environments: {{environments}}</p>
+        </section>
+        <section class="card">
+          <h2>Configuration warnings</h2>
+          {{^warnings}}<p>None.</p>{{/warnings}}
+          <ul>{{#warnings}}<li class="warn-text">{{.}}</li>{{/warnings}}</ul>
+        </section>
+        <section class="card">
+          <h2>Trust anchors</h2>
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">SHA-256 fingerprint</th></tr></thead>
+            <tbody>{{#anchors}}<tr><td>{{kind}}</td><td>{{subject}}</td><td class="mono">{{fingerprint}}</td></tr>{{/anchors}}</tbody>
+          </table></div>
+        </section>
+        <section class="card">
+          <h2>Webhook deliveries</h2>
+          {{^webhooks}}<p>No webhook endpoint is configured (STOREGATE_WEBHOOKS_FILE).</p>{{/webhooks}}
+          {{#hasWebhooks}}
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
+            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
+          </table></div>
+          {{/hasWebhooks}}
+          <p class="muted">App Store Server API sync: not part of this version.</p>
+        </section>
+        {{> footer}}
+        """
+
+    static let error = """
+        {{> header}}
+        <section class="card narrow">
+          <h1>{{heading}}</h1>
+          <p class="alert bad" role="alert">{{message}}</p>
+          <p><a href="/console">Back to the overview</a></p>
+        </section>
+        {{> footer}}
+        """
+}
