@@ -227,8 +227,13 @@ let package = Package(
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
                 "StoreGateEvents",
+                "StoreGateServer",  // `bench console` drives the service's console over HTTP
                 "StoreGateTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift

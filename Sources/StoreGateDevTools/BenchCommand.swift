@@ -5,10 +5,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -28,7 +28,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
             case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
             case "events": try await EventsBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events)")
+            case "console": try await ConsoleBenchmark.run(iterations: iterations)
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console)")
             }
         }
     }

@@ -45,7 +45,7 @@ enum ConsoleAssets {
         .mono{word-break:break-all}
         .json{background:#0f172a;color:#e2e8f0;padding:.8rem;border-radius:8px;overflow:auto;max-height:32rem;font-size:.82rem}
         .muted{color:var(--muted)}
-        .badge{display:inline-block;padding:.05rem .5rem;border-radius:999px;font-size:.8rem;font-weight:600;background:var(--neutral-bg)}
+        .badge{display:inline-block;white-space:nowrap;padding:.05rem .5rem;border-radius:999px;font-size:.8rem;font-weight:600;background:var(--neutral-bg)}
         .badge.good{background:var(--good-bg);color:var(--good)}
         .badge.bad{background:var(--bad-bg);color:var(--bad)}
         .badge.warn{background:var(--warn-bg);color:var(--warn)}
@@ -73,15 +73,15 @@ enum ConsoleAssets {
         .fields dt{color:var(--muted)}
         .fields dd{margin:0;word-break:break-word}
         .chain{padding-left:1.2rem}
-        .chain li{margin-bottom:.5rem}
-        .chart{width:100%;height:10rem;display:block}
+        .chain li{margin-bottom:.5rem;overflow-wrap:anywhere}
+        .chart{width:100%;height:auto;display:block}
         .chart rect{fill:#4f7cc4}
         .chart.good rect{fill:#2f9e5b}
         .chart.bad rect{fill:#d0453c}
         .chart .axis{stroke:#9aa6b8;stroke-width:1}
         .chart .label{font-size:11px;fill:#5b6575}
         .chart .label.end{text-anchor:end}
-        .bottom{max-width:72rem;margin:0 auto;padding:1rem 1.25rem 2rem;color:var(--muted);font-size:.85rem}
+        .bottom{max-width:72rem;margin:0 auto;padding:1rem 1.25rem 2rem;color:var(--muted);font-size:.85rem;text-align:center}
         big,.big{font-size:1.15rem;font-weight:600}
         @media (max-width:40rem){html{font-size:15px}.top{padding:.6rem .8rem}main{padding:.8rem}.fields{grid-template-columns:1fr}.fields dt{margin-top:.4rem}}
         """

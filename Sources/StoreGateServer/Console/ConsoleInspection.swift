@@ -32,6 +32,7 @@ extension ConsoleViews {
         let checks: [Step]
         let chain: [Certificate]
         let unverifiedSubjects: [String]
+        let unverifiedHeading: String
         let decoded: String
         // Stored, not computed: Mustache reads values through Mirror.
         let hasChecks: Bool
@@ -51,6 +52,7 @@ extension ConsoleViews {
             self.checks = checks
             self.chain = chain
             self.unverifiedSubjects = unverifiedSubjects
+            unverifiedHeading = unverifiedSubjects.count == 1 ? "Signer (not validated)" : "Certificates presented (not validated)"
             self.decoded = decoded
             hasChecks = !checks.isEmpty
             hasChain = !chain.isEmpty

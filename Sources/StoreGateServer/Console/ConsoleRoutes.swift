@@ -428,7 +428,7 @@ struct Console: Sendable {
             Field(name: "Observed (Apple's signing date)", value: ConsoleViews.time(transaction.observedAt), link: nil),
             Field(name: "Recorded from", value: transaction.source.rawValue, link: nil),
         ]
-        if !transaction.subscriptionGroup.isEmpty { fields.append(Field(name: "Subscription group", value: transaction.subscriptionGroup, link: nil)) }
+        if transaction.productType == .autoRenewable, !transaction.subscriptionGroup.isEmpty { fields.append(Field(name: "Subscription group", value: transaction.subscriptionGroup, link: nil)) }
         if let order = transaction.webOrderLineItemId { fields.append(Field(name: "Web order line item", value: order, link: nil)) }
         if let token = transaction.appAccountToken { fields.append(Field(name: "App account token", value: token.uuidString.lowercased(), link: nil)) }
         return page("transaction", TransactionPage(
@@ -501,7 +501,12 @@ struct Console: Sendable {
             database = "failing (\(error.code))"
         }
         let store = endpoints.verification.chainVerifier.trustStore
-        let anchors = store.appleRoots.map { SystemPage.Anchor(kind: "Apple root (pinned)", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
+        let loaded = Set(store.appleRoots.map(\.fingerprint))
+        let pinned = [(TrustStore.appleRootCA, "Apple Root CA"), (TrustStore.appleRootCAG3, "Apple Root CA - G3")].filter { !loaded.contains($0.0) }.map {
+            SystemPage.Anchor(kind: "Apple root (pinned by fingerprint)", subject: $0.1, fingerprint: $0.0.description)
+        }
+        let anchors = pinned
+            + store.appleRoots.map { SystemPage.Anchor(kind: "Apple root (pinned, loaded)", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
             + store.optInAnchors.map { SystemPage.Anchor(kind: "opt-in anchor", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
         if let deliveries = ledger as? any EventDeliveryStore, !configuration.webhooks.isEmpty {
@@ -545,6 +550,13 @@ struct ConsoleAuthMiddleware: RouterMiddleware {
         var context = context
         context.consoleSession = session
         context.logger[metadataKey: "api_key"] = .string(session.keyName)
-        return try await next(request, context)
+        // The page's own time on the server (reads, verification, rendering), for people and
+        // for `storegate-dev bench console`.
+        let start = ContinuousClock.now
+        var response = try await next(request, context)
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        response.headers[ConsoleSecurity.serverTiming] = "app;dur=\(String(format: "%.2f", milliseconds))"
+        return response
     }
 }

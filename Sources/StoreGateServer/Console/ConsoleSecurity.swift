@@ -63,6 +63,7 @@ struct ConsoleSecurity: Sendable {
 
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+    static let serverTiming = HTTPField.Name("Server-Timing")!
 
     func cookie(_ name: String, value: String, maxAge: Int, for request: Request) -> Cookie {
         Cookie(name: name, value: value, maxAge: maxAge, path: Self.path, secure: isSecure(request), httpOnly: true, sameSite: .strict)
@@ -89,10 +90,14 @@ struct ConsoleSecurity: Sendable {
         return cookie(Self.sessionCookie, value: "", maxAge: 0, for: request)
     }
 
-    /// Refuses a state-changing request another site sent: `Sec-Fetch-Site` other than
-    /// `same-origin`/`none`, or an `Origin` whose host is not the request's own.
+    /// Refuses a state-changing request another site sent: the browser's `Sec-Fetch-Site` when
+    /// it sends one (only `same-origin` and `none`, a typed address, pass); otherwise an `Origin`
+    /// whose host is not the request's own (or `null`, an opaque origin such as a sandboxed
+    /// frame's).
     static func isCrossSite(_ request: Request) -> Bool {
-        if let site = request.headers[secFetchSite]?.lowercased(), site != "same-origin", site != "none" { return true }
+        if let site = request.headers[secFetchSite]?.lowercased() {
+            return site != "same-origin" && site != "none"
+        }
         if let origin = request.headers[.origin] {
             guard origin != "null", let host = URLComponents(string: origin)?.host else { return true }
             let authority = request.head.authority ?? ""
@@ -115,7 +120,9 @@ struct ConsoleSecurity: Sendable {
         headers[.contentSecurityPolicy] = contentSecurityPolicy
         headers[.xContentTypeOptions] = "nosniff"
         headers[.cacheControl] = "no-store"
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // `same-origin`, not `no-referrer`: under `no-referrer` browsers send `Origin: null` with
+        // the console's own form posts; other sites still get no referrer.
+        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
     }

@@ -225,11 +225,11 @@ enum ConsoleTemplates {
         <ol class="chain">{{#chain}}<li><strong>{{role}}</strong> {{subject}}<br><span class="muted">issuer {{issuer}} · serial {{serial}} · valid {{validity}}</span><br><span class="mono muted">SHA-256 {{sha256}}</span></li>{{/chain}}</ol>
         {{/hasChain}}
         {{#hasUnverifiedSubjects}}
-        <h3>Certificates presented (not validated)</h3>
+        <h3>{{unverifiedHeading}}</h3>
         <ol class="chain">{{#unverifiedSubjects}}<li>{{.}}</li>{{/unverifiedSubjects}}</ol>
         {{/hasUnverifiedSubjects}}
         {{#hasDecoded}}
-        <h3>Decoded fields (Apple's names)</h3>
+        <h3>Decoded fields (Apple's names){{^valid}}: from a proof that is not valid, not to be trusted{{/valid}}</h3>
         <pre class="json">{{decoded}}</pre>
         {{/hasDecoded}}
         """
