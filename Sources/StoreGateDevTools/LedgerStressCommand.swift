@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
+import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateEvents
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
@@ -12,12 +15,14 @@ import StoreGateLedgerSQLite
 ///   after each call returns — every printed id was acknowledged as stored.
 /// - `consume`: fires `--count` concurrent one-unit consumptions and prints one JSON line
 ///   `{"consumed":…,"refused":…,"failed":…}`.
+/// - `deliver`: runs the webhook deliveries of one endpoint until killed (the crash test of
+///   the deliverer), with short timeouts and leases.
 struct LedgerStressCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger-stress",
         abstract: "Drive a ledger from a separate process (for StoreGate's own tests).",
         shouldDisplay: false,
-        subcommands: [Record.self, Consume.self]
+        subcommands: [Record.self, Consume.self, Deliver.self]
     )
 
     static let bundleId = "com.example.storegate.stress"
@@ -63,6 +68,40 @@ struct LedgerStressCommand: AsyncParsableCommand {
                 LedgerStressCommand.emit("ack \(id)")
             }
             await ledger.close()
+        }
+    }
+
+    struct Deliver: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Deliver the ledger's events to one webhook endpoint until killed.")
+
+        @OptionGroup var target: Target
+        @Option(help: "The endpoint's URL.") var url: String
+        @Option(help: "The endpoint's signing secret.") var secret: String
+        @Option(help: "The endpoint's name.") var endpoint = "receiver"
+        @Option(help: "Each attempt's timeout, milliseconds.") var attemptTimeoutMs = 2000
+        @Option(help: "How long a claim outlives its attempt, milliseconds.") var leaseMarginMs = 500
+        @Option(help: "The first retry's delay, milliseconds.") var firstRetryMs = 100
+
+        func run() async throws {
+            let ledger = try await target.open()
+            guard let store = ledger as? any EventDeliveryStore else { throw CLIError("this ledger keeps no deliveries") }
+            var policy = WebhookDeliveryPolicy()
+            policy.attemptTimeout = .milliseconds(attemptTimeoutMs)
+            policy.leaseMargin = .milliseconds(leaseMarginMs)
+            policy.firstRetry = .milliseconds(firstRetryMs)
+            policy.maximumRetryInterval = .milliseconds(firstRetryMs * 4)
+            policy.pollInterval = .milliseconds(20)
+            var transportConfiguration = AsyncHTTPClientTransport.Configuration()
+            transportConfiguration.readTimeout = policy.attemptTimeout
+            var logger = Logger(label: "storegate.stress.deliver")
+            logger.logLevel = .error
+            let transport = AsyncHTTPClientTransport(configuration: transportConfiguration, logger: logger)
+            let service = WebhookDeliveryService(
+                store: store, endpoints: [try WebhookEndpoint(name: endpoint, url: url, secret: secret)], transport: transport,
+                policy: policy, logger: logger
+            )
+            LedgerStressCommand.emit("delivering")
+            try await service.run()
         }
     }
 
@@ -119,11 +158,12 @@ struct LedgerStressCommand: AsyncParsableCommand {
     }
 
     static func transaction(
-        _ id: String, original: String, product: String, type: ProductType, date: Date, expires: Date? = nil, group: String? = nil
+        _ id: String, original: String, product: String, type: ProductType, date: Date, expires: Date? = nil, group: String? = nil,
+        quantity: Int = 1
     ) -> VerifiedTransaction {
         VerifiedTransaction(
             environment: .production, bundleId: bundleId, transactionId: id, originalTransactionId: original,
-            productId: product, productType: type, quantity: 1, purchaseDate: date, originalPurchaseDate: date,
+            productId: product, productType: type, quantity: quantity, purchaseDate: date, originalPurchaseDate: date,
             expiresDate: expires, revocationDate: nil, revocationReason: nil, webOrderLineItemId: nil,
             subscriptionGroupIdentifier: group, appAccountToken: nil, isUpgraded: false, signedDate: date, source: .signedTransaction
         )

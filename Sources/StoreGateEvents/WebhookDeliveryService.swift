@@ -71,6 +71,9 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
     public var pollInterval: Duration = .milliseconds(200)
     /// Deliveries claimed per round and endpoint (sent concurrently).
     public var batchSize: Int = 64
+    /// How long a claim outlives its attempt's timeout: an instance killed mid-delivery hands
+    /// its deliveries on after `attemptTimeout + leaseMargin`.
+    public var leaseMargin: Duration = .seconds(30)
 
     public init() {}
 
@@ -154,7 +157,7 @@ public final class WebhookDeliveryService: Service, Sendable {
     @discardableResult
     public func deliverOnce(_ endpoint: WebhookEndpoint) async throws(LedgerError) -> Int {
         let fanned = try await store.fanOut(endpoint: endpoint.name, types: endpoint.types, limit: maximumEventPage, now: now())
-        let lease = policy.attemptTimeout + .seconds(30)
+        let lease = policy.attemptTimeout + policy.leaseMargin
         let claimed = try await store.claim(endpoint: endpoint.name, now: now(), limit: policy.batchSize, lease: lease, holder: holder)
         guard !claimed.isEmpty else { return fanned }
         let results = await withTaskGroup(of: (Int64, DeliveryResult).self) { group in

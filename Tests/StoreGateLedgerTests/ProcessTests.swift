@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateCore
 import StoreGateLedger
+import StoreGateTestSupport
 import Testing
 
 extension LedgerTests {
@@ -125,6 +126,90 @@ extension LedgerTests {
                 #expect(failed == 0)
                 #expect(try await ledger.balance(of: "coins", for: alice) == ConsumableBalance(productId: "coins", purchased: 50, refunded: 0, consumed: 50))
                 #expect(try await ledger.checkIntegrity().isHealthy)
+            }
+        }
+        @Test("a deliverer killed with SIGKILL mid-delivery, five times, loses no event: every one reaches the receiver, signed, in per-account order", arguments: LedgerBackend.persistent)
+        func killedDeliverer(backend: LedgerBackend) async throws {
+            let binary = try StoreGateBinary.locate()
+            let secret = "stress-webhook-secret-0123456789"
+            try await backend.withStore { store async throws in
+                await store.closeAll()
+                let ledger = try await store.open()
+                let deliveries = try #require(ledger as? any EventDeliveryStore)
+                try await WebhookReceiver.run(secret: secret) { receiver async throws in
+                    // A tenth of the requests fail, a third answer slowly: kills land mid-request.
+                    receiver.setMode(.chaos(failures: 0.1, stalls: 0, stall: .zero, slow: 0.3, slowDelay: .milliseconds(120)))
+                    func spawn() async throws -> (ChildProcess, String) {
+                        let output = Self.temporaryFile()
+                        let child = try ChildProcess.spawn(binary, ["ledger-stress", "deliver"] + Self.targetArguments(backend, store) + [
+                            "--url", receiver.url, "--secret", secret, "--attempt-timeout-ms", "1000", "--lease-margin-ms", "300",
+                        ], outputPath: output)
+                        let deadline = Date().addingTimeInterval(60)
+                        while !child.completeLines().contains("delivering"), child.poll() == nil, Date() < deadline {
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                        return (child, output)
+                    }
+                    var recorded = 0
+                    for round in 0..<5 {
+                        let (child, output) = try await spawn()
+                        defer { try? FileManager.default.removeItem(atPath: output) }
+                        // The endpoint starts at the stream's end when first seen: record once it runs.
+                        if round == 0 { try await Task.sleep(for: .milliseconds(300)) }
+                        for index in 0..<40 {
+                            let account = Purchases.account("acct-\(index % 8)")
+                            try await ledger.record(Purchases.proof(Purchases.consumable("r\(round)-\(index)")), for: account)
+                            recorded += 1
+                        }
+                        let before = receiver.received.count
+                        let deadline = Date().addingTimeInterval(60)
+                        while receiver.received.count < before + 10 + 5 * round, child.poll() == nil, Date() < deadline {
+                            try await Task.sleep(for: .milliseconds(2))
+                        }
+                        try #require(child.poll() == nil, "the deliverer ended by itself: \(child.output().suffix(500))")
+                        child.kill()
+                        #expect(child.wait() == 128 + SIGKILL)
+                    }
+
+                    // A last deliverer, after the killed ones' leases end, finishes the job.
+                    receiver.setMode(.healthy)
+                    let (last, output) = try await spawn()
+                    defer {
+                        last.kill()
+                        _ = last.wait()
+                        try? FileManager.default.removeItem(atPath: output)
+                    }
+                    let events = try await Events.drain(ledger)
+                    #expect(events.count == recorded)
+                    let ids = Set(events.map(\.id))
+                    let deadline = Date().addingTimeInterval(90)
+                    while Date() < deadline {
+                        let counts = try await deliveries.deliveryCounts()["receiver"] ?? [:]
+                        if counts[.delivered] == events.count, (counts[.pending] ?? 0) == 0 { break }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    let counts = try await deliveries.deliveryCounts()["receiver"] ?? [:]
+                    #expect(counts[.delivered] == events.count, "deliveries: \(counts)")
+                    #expect((counts[.failed] ?? 0) == 0 && (counts[.pending] ?? 0) == 0)
+
+                    let arrivals = receiver.received
+                    let taken = Set(arrivals.filter { $0.status == 200 }.map(\.id))
+                    #expect(ids.isSubset(of: taken), "\(ids.subtracting(taken).count) events never reached the receiver")
+                    #expect(Set(arrivals.map(\.id)).isSubset(of: ids), "the receiver got an event the ledger does not have")
+                    #expect(arrivals.allSatisfy { $0.signatureValid })
+                    // Per account, arrivals never go back: a later event waits until the earlier
+                    // one is delivered, retries and redeliveries after a kill included.
+                    for (account, list) in Dictionary(grouping: arrivals, by: \.account) {
+                        let sequences = list.map(\.sequence)
+                        #expect(sequences == sequences.sorted(), "out of order for \(account): \(sequences.prefix(20))")
+                    }
+                    // A duplicate is the same event: same id, sequence, type and account.
+                    for (_, copies) in Dictionary(grouping: arrivals, by: \.id) where copies.count > 1 {
+                        #expect(Set(copies.map { "\($0.sequence) \($0.type) \($0.account)" }).count == 1)
+                    }
+                    let duplicates = arrivals.count - Set(arrivals.map(\.id)).count
+                    print("killed deliverer (\(backend.kind)): \(events.count) events, \(arrivals.count) requests, \(duplicates) repeats")
+                }
             }
         }
     }
