@@ -297,6 +297,7 @@ let package = Package(
                 "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
                 "StoreGateAppStoreClient",
                 "StoreGateTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-import CoreMetrics
+public import CoreMetrics
 public import ServiceLifecycle
 public import StoreGateAppStoreClient
 public import StoreGateLedger
@@ -74,6 +74,9 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
     /// How long a claim outlives its attempt's timeout: an instance killed mid-delivery hands
     /// its deliveries on after `attemptTimeout + leaseMargin`.
     public var leaseMargin: Duration = .seconds(30)
+    /// How often the pending and failed deliveries are counted into the
+    /// `storegate_webhook_deliveries{endpoint,status}` gauge.
+    public var gaugeInterval: Duration = .seconds(10)
 
     public init() {}
 
@@ -108,12 +111,15 @@ public final class WebhookDeliveryService: Service, Sendable {
     private let store: any EventDeliveryStore
     private let transport: any HTTPTransport
     private let logger: Logger
+    private let metrics: any MetricsFactory
     private let now: @Sendable () -> Date
 
     public init(
         store: any EventDeliveryStore, endpoints: [WebhookEndpoint], transport: any HTTPTransport, policy: WebhookDeliveryPolicy = WebhookDeliveryPolicy(),
-        holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.metrics = metrics
         self.store = store
         self.endpoints = endpoints
         self.transport = transport
@@ -127,6 +133,32 @@ public final class WebhookDeliveryService: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             for endpoint in endpoints {
                 group.addTask { await self.loop(endpoint) }
+            }
+            group.addTask { await self.reportBacklog() }
+        }
+    }
+
+    /// Keeps the `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) current.
+    private func reportBacklog() async {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do throws(LedgerError) {
+                    try await self.recordBacklog()
+                } catch {
+                    self.logger.debug("webhook backlog not counted: the ledger failed", metadata: ["error": "\(error.reason)"])
+                }
+                try? await Task.sleep(for: self.policy.gaugeInterval)
+            }
+        }
+    }
+
+    /// Counts the pending and failed deliveries of every endpoint into the gauge, once.
+    public func recordBacklog() async throws(LedgerError) {
+        let counts = try await store.deliveryCounts(of: [.pending, .failed])
+        for endpoint in endpoints {
+            for status in [EventDelivery.Status.pending, .failed] {
+                Gauge(label: "storegate_webhook_deliveries", dimensions: [("endpoint", endpoint.name), ("status", status.rawValue)], factory: metrics)
+                    .record(counts[endpoint.name]?[status] ?? 0)
             }
         }
     }
@@ -218,9 +250,9 @@ public final class WebhookDeliveryService: Service, Sendable {
     }
 
     private func count(_ endpoint: WebhookEndpoint, _ outcome: String, since started: ContinuousClock.Instant) {
-        Counter(label: "storegate_webhook_attempts_total", dimensions: [("endpoint", endpoint.name), ("outcome", outcome)]).increment()
+        Counter(label: "storegate_webhook_attempts_total", dimensions: [("endpoint", endpoint.name), ("outcome", outcome)], factory: metrics).increment()
         let elapsed = ContinuousClock.now - started
-        Timer(label: "storegate_webhook_attempt_seconds", dimensions: [("endpoint", endpoint.name)])
+        Timer(label: "storegate_webhook_attempt_seconds", dimensions: [("endpoint", endpoint.name)], factory: metrics)
             .recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 }

@@ -331,11 +331,11 @@ extension InMemoryLedger: EventDeliveryStore {
         return true
     }
 
-    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+    public func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
         try checkOpen()
         var counts: [String: [EventDelivery.Status: Int]] = [:]
         for (endpoint, rows) in deliveryRows {
-            for row in rows.values { counts[endpoint, default: [:]][row.delivery.status, default: 0] += 1 }
+            for row in rows.values where statuses.contains(row.delivery.status) { counts[endpoint, default: [:]][row.delivery.status, default: 0] += 1 }
         }
         return counts
     }

@@ -199,11 +199,15 @@ extension PostgresLedger: EventDeliveryStore {
         }
     }
 
-    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+    public func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
         let logger = self.logger
+        let wanted = statuses.map(\.rawValue).sorted()
         return try await withConnection { connection in
             var counts: [String: [EventDelivery.Status: Int]] = [:]
-            for row in try await Self.rows(connection, "SELECT endpoint, status, COUNT(*)::BIGINT FROM ledger_deliveries GROUP BY endpoint, status", logger: logger) {
+            for row in try await Self.rows(
+                connection, "SELECT endpoint, status, COUNT(*)::BIGINT FROM ledger_deliveries WHERE status = ANY($1) GROUP BY endpoint, status",
+                [.texts(wanted)], logger: logger
+            ) {
                 if let status = EventDelivery.Status(rawValue: try row.text(1)) { counts[try row.text(0), default: [:]][status] = try row.int(2) }
             }
             return counts

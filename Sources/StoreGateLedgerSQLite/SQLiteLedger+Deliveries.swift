@@ -129,11 +129,17 @@ extension SQLiteLedger: EventDeliveryStore {
         }
     }
 
-    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
-        try await perform { () throws(LedgerError) in
+    public func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        let wanted = statuses.map(\.rawValue).sorted()
+        guard !wanted.isEmpty else { return [:] }
+        let placeholders = wanted.map { _ in "?" }.joined(separator: ", ")
+        return try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in
                 var counts: [String: [EventDelivery.Status: Int]] = [:]
-                try connection.query("SELECT endpoint, status, COUNT(*) FROM ledger_deliveries GROUP BY endpoint, status") { row throws(LedgerError) in
+                try connection.query(
+                    "SELECT endpoint, status, COUNT(*) FROM ledger_deliveries WHERE status IN (\(placeholders)) GROUP BY endpoint, status",
+                    wanted.map { .text($0) }
+                ) { row throws(LedgerError) in
                     if let status = EventDelivery.Status(rawValue: row.text(1)) { counts[row.text(0), default: [:]][status] = Int(row.integer(2)) }
                 }
                 return counts

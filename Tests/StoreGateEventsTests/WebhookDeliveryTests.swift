@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MetricsTestKit
 import StoreGateAppStoreClient
 import StoreGateCore
 @testable import StoreGateEvents
@@ -151,6 +152,39 @@ struct WebhookDeliveryTests {
         }
         try await transport.shutdown()
         await ledger.close()
+    }
+
+    @Test("the backlog gauge counts each endpoint's pending and failed deliveries; attempts are counted by outcome")
+    func backlogGauge() async throws {
+        let ledger = InMemoryLedger()
+        let metrics = TestMetrics()
+        var policy = Self.fastPolicy
+        policy.retryWindow = .milliseconds(1)  // a failed attempt past the window fails the delivery
+        // A port nothing listens on: every attempt fails.
+        let transport = AsyncHTTPClientTransport(logger: Self.logger)
+        let closed = try WebhookEndpoint(name: "closed", url: "http://127.0.0.1:9/hook", secret: Self.secret)
+        let idle = try WebhookEndpoint(name: "idle", url: "http://127.0.0.1:9/idle", secret: Self.secret, types: ["transaction.revoked"])
+        let service = WebhookDeliveryService(store: ledger, endpoints: [closed, idle], transport: transport, policy: policy, logger: Self.logger, metrics: metrics)
+        func gauge(_ endpoint: String, _ status: String) throws -> Double? {
+            try metrics.expectGauge("storegate_webhook_deliveries", [("endpoint", endpoint), ("status", status)]).lastValue
+        }
+        try await service.deliverOnce(closed)
+        try await service.deliverOnce(idle)
+        try await Self.record(ledger, accounts: 3, perAccount: 2, prefix: "gauge")
+        _ = try await ledger.fanOut(endpoint: "closed", types: nil, limit: 1000, now: Date())
+        try await service.recordBacklog()
+        #expect(try gauge("closed", "pending") == 6)
+        #expect(try gauge("closed", "failed") == 0)
+        #expect(try gauge("idle", "pending") == 0)
+
+        // One round: the first event of each account is attempted, fails, and is past the window.
+        try await Task.sleep(for: .milliseconds(5))
+        try await service.deliverOnce(closed)
+        try await service.recordBacklog()
+        #expect(try gauge("closed", "failed") == 3)
+        #expect(try gauge("closed", "pending") == 3)
+        #expect(try metrics.expectCounter("storegate_webhook_attempts_total", [("endpoint", "closed"), ("outcome", "failed")]).totalValue == 3)
+        try await transport.shutdown()
     }
 
     @Test("two deliverers sharing one ledger send each event once when nothing fails; a type filter sends only its types")

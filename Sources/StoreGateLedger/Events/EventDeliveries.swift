@@ -126,6 +126,14 @@ public protocol EventDeliveryStore: Sendable {
     @discardableResult
     func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool
 
+    /// How many deliveries each endpoint has in each of `statuses` (the pending and failed
+    /// ones are indexed; counting every delivered one reads them all).
+    func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]]
+}
+
+extension EventDeliveryStore {
     /// How many deliveries each endpoint has in each status.
-    func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]]
+    public func deliveryCounts() async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        try await deliveryCounts(of: Set(EventDelivery.Status.allCases))
+    }
 }
