@@ -253,7 +253,7 @@ enum TimelineSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_timeline_v4"
     static let sql = """
         SELECT sequence, payload::text FROM ledger_events
-        WHERE account_id = $1 AND sequence < $2 ORDER BY sequence DESC LIMIT $3
+        WHERE account_id = $1 AND sequence < $2 AND sequence IS NOT NULL ORDER BY sequence DESC LIMIT $3
         """
 }
 

@@ -140,7 +140,8 @@ enum PostgresSchema {
             // An account's timeline, newest first; the overview's days; searches by app
             // account token and web order line item id (transaction and original transaction
             // ids use the unique and family indexes).
-            "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence)",
+            // Numbered events only: the sequencer's update adds the entry, the insert none.
+            "CREATE INDEX ledger_events_account ON ledger_events (account_id, sequence) WHERE sequence IS NOT NULL",
             "CREATE INDEX ledger_events_recorded ON ledger_events (recorded_at)",
             "CREATE INDEX ledger_transactions_token ON ledger_transactions (app_account_token) WHERE app_account_token IS NOT NULL",
             "CREATE INDEX ledger_transactions_web_order ON ledger_transactions (web_order_line_item_id) WHERE web_order_line_item_id IS NOT NULL",

@@ -21,6 +21,7 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
 /// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
 /// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
+/// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
 ///
 /// The ledger is closed by the application when it shuts down, after the server has finished
 /// the requests in flight.
