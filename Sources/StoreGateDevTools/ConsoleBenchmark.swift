@@ -31,7 +31,7 @@ enum ConsoleBenchmark {
         configuration.apps = [.init(bundleId: LedgerStressCommand.bundleId)]
         configuration.environments = [.production, .sandbox, .test]
         var trust = TrustStore()
-        try trust.addOptInAnchor(der: try authority.root.der)
+        try trust.addOptInAnchor(der: authority.root.der)
         configuration.trustStore = trust
         var keys = APIKeyStore()
         try keys.add(name: "bench", secret: key, permissions: [.console])

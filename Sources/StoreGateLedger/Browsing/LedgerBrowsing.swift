@@ -1,5 +1,5 @@
 public import Foundation
-public import StoreGateCore
+package import StoreGateCore
 
 /// What a support engineer looks up: the reads behind StoreGate's console.
 ///
