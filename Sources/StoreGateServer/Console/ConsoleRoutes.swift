@@ -371,44 +371,51 @@ struct Console: Sendable {
             return errorPage(.badRequest, "Not a transaction", "The path names an environment and a transaction id.", context)
         }
         let ledger = endpoints.ledger
-        let recorded: RecordedTransaction?
-        var proof: [UInt8]?
-        var proofNote: String
+        let recorded: RecordedTransaction
+        var stored: [UInt8]?
+        var openFailure: LedgerError?
         do throws(LedgerError) {
-            recorded = try await ledger.transaction(transactionId, in: environment)
-            guard let digest = recorded?.proofDigest else {
-                return recorded == nil
-                    ? errorPage(.notFound, "Unknown transaction", "No transaction \(transactionId) is recorded in \(environment.rawValue).", context)
-                    : transactionPage(recorded!, proof: nil, note: "No proof digest is stored for this transaction.", context)
+            guard let found = try await ledger.transaction(transactionId, in: environment) else {
+                return errorPage(.notFound, "Unknown transaction", "No transaction \(transactionId) is recorded in \(environment.rawValue).", context)
             }
-            proofNote = "Recorded from a \(recorded!.source.rawValue) with digest \(ConsoleViews.abbreviated(digest.description)). "
-            do throws(LedgerError) {
-                proof = try await ledger.storedProof(digest)
-            } catch {
-                proofNote += "The stored proof could not be opened (\(error.code)): \(error.reason)."
+            recorded = found
+            if let digest = found.proofDigest {
+                do throws(LedgerError) {
+                    stored = try await ledger.storedProof(digest)
+                } catch {
+                    openFailure = error
+                }
             }
         } catch {
             return ledgerFailure(error, context)
         }
-        guard let recorded else { return errorPage(.notFound, "Unknown transaction", "Not recorded.", context) }
-        var inspection: ConsoleViews.Inspection?
-        if let proof {
-            switch recorded.source {
-            case .appReceipt:
-                inspection = ConsoleViews.inspection(await endpoints.verification.inspect(StoreGateCore.Base64.encode(proof)))
-                proofNote += "Re-verified now, with today's settings:"
-            case .signedTransaction, .signedRenewalInfo, .appTransaction, .notification:
-                inspection = ConsoleViews.inspection(await endpoints.verification.inspect(String(decoding: proof, as: UTF8.self)))
-                proofNote += "Re-verified now, with today's settings:"
-            default:
-                proofNote += "It is stored but is not a proof the inspector verifies."
-            }
-        } else if endpoints.ledger.isEncryptionConfigured == false {
-            proofNote += "The raw proof is not stored: the ledger keeps raw proofs only when an encryption key is configured (STOREGATE_LEDGER_KEYS)."
-        } else if !proofNote.contains("could not") {
-            proofNote += "The raw proof is not stored (recorded while no encryption key was configured)."
+        let (note, inspection) = await proofSection(recorded, stored: stored, openFailure: openFailure)
+        return transactionPage(recorded, proof: inspection, note: note, context)
+    }
+
+    /// What the transaction page says about its proof, and the proof's verification when the
+    /// ledger keeps it and it is a kind the inspector verifies.
+    private func proofSection(
+        _ transaction: RecordedTransaction, stored: [UInt8]?, openFailure: LedgerError?
+    ) async -> (String, ConsoleViews.Inspection?) {
+        guard let digest = transaction.proofDigest else { return ("No proof digest is stored for this transaction.", nil) }
+        let recordedFrom = "Recorded from a \(transaction.source.rawValue) with digest \(ConsoleViews.abbreviated(digest.description)). "
+        if let openFailure {
+            return (recordedFrom + "The stored proof could not be opened (\(openFailure.code)): \(openFailure.reason).", nil)
         }
-        return transactionPage(recorded, proof: inspection, note: proofNote, context)
+        guard let stored else {
+            return (recordedFrom + (endpoints.ledger.isEncryptionConfigured
+                ? "The raw proof is not stored (recorded while no encryption key was configured)."
+                : "The raw proof is not stored: the ledger keeps raw proofs only when an encryption key is configured (STOREGATE_LEDGER_KEYS)."), nil)
+        }
+        let text: String
+        switch transaction.source {
+        case .appReceipt: text = StoreGateCore.Base64.encode(stored)
+        case .signedTransaction, .signedRenewalInfo, .appTransaction, .notification: text = String(decoding: stored, as: UTF8.self)
+        default: return (recordedFrom + "It is stored but is not a proof the inspector verifies.", nil)
+        }
+        let inspection = ConsoleViews.inspection(await endpoints.verification.inspect(text))
+        return (recordedFrom + "Re-verified now, with today's settings:", inspection)
     }
 
     private func transactionPage(_ transaction: RecordedTransaction, proof: ConsoleViews.Inspection?, note: String, _ context: StoreGateRequestContext) -> Response {
