@@ -260,9 +260,9 @@ extension PostgresLedger {
     /// events are numbered (at most one second: a long transaction elsewhere only delays
     /// them), so a change that committed before the call is readable. Not inside a
     /// transaction of one's own (it would wait for itself).
-    static func settleEvents(_ connection: PostgresConnection, logger: Logger) async throws {
+    static func settleEvents(_ connection: PostgresConnection, within limit: Duration = .seconds(1), logger: Logger) async throws {
         let target = try await execute(SnapshotXmaxSQL.self, connection, [], logger: logger).first?.text(0) ?? "0"
-        let deadline = ContinuousClock.now + .seconds(1)
+        let deadline = ContinuousClock.now + limit
         while true {
             let settled = try await execute(SequenceUntilSQL.self, connection, [.text(target)], logger: logger).first?.bool(0) ?? true
             if settled || ContinuousClock.now >= deadline { return }

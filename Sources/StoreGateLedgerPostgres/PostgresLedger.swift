@@ -202,6 +202,16 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    /// Numbers every event committed before the call, waiting up to `limit` (reads wait at most
+    /// a second). Transaction ids are the whole server's: a write transaction in another
+    /// database of the same server (a `CREATE DATABASE` on a busy test machine) holds numbering
+    /// back until it ends. Tests call this before asserting on the stream.
+    package func settleEvents(within limit: Duration) async throws(LedgerError) {
+        try await withConnection { connection in
+            try await Self.settleEvents(connection, within: limit, logger: self.logger)
+        }
+    }
+
     public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
         return try await withConnection { connection in

@@ -32,6 +32,8 @@ struct PostgresDeliveryTests {
                 async let a: Void = WebhookDeliveryTests.record(first, accounts: 6, perAccount: 5, prefix: "one")
                 async let b: Void = WebhookDeliveryTests.record(second, accounts: 6, perAccount: 5, prefix: "two")
                 _ = try await (a, b)
+                // Numbering waits for every older write transaction of the server, other tests' too.
+                try await first.settleEvents(within: .seconds(60))
                 let all = try await first.events(after: 0, limit: 1000)
                 #expect(all.count == 60)
                 #expect(try await WebhookDeliveryTests.waitDelivered(first, endpoint: "app", count: all.count))

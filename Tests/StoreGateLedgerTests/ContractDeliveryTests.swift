@@ -12,6 +12,12 @@ extension LedgerTests {
         let bob = Purchases.account("bob")
         static let t = Date(timeIntervalSince1970: 1_800_000_000)
 
+        /// Fans out once every event committed before is numbered (see ``Events/settle(_:)``).
+        static func fanOut(_ store: any EventDeliveryStore, endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws -> Int {
+            try await Events.settle(store)
+            return try await store.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)
+        }
+
         static func store(_ ledger: any Ledger) throws -> any EventDeliveryStore {
             try #require(ledger as? any EventDeliveryStore)
         }
@@ -21,14 +27,14 @@ extension LedgerTests {
             try await backend.withLedger { ledger async throws in
                 let store = try Self.store(ledger)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("before")), for: alice)
-                #expect(try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
-                #expect(try await store.fanOut(endpoint: "coins", types: ["consumable.consumed"], limit: 100, now: Self.t) == 0)
+                #expect(try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
+                #expect(try await Self.fanOut(store, endpoint: "coins", types: ["consumable.consumed"], limit: 100, now: Self.t) == 0)
                 try await ledger.record(Purchases.proof(Purchases.consumable("c1", quantity: 2)), for: alice)
                 _ = try await ledger.consume("coins", quantity: 1, idempotencyKey: "k", for: alice, at: Self.t)
-                #expect(try await store.fanOut(endpoint: "app", types: nil, limit: 1, now: Self.t) == 1)
-                #expect(try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t) == 1)
-                #expect(try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
-                #expect(try await store.fanOut(endpoint: "coins", types: ["consumable.consumed"], limit: 100, now: Self.t) == 2)
+                #expect(try await Self.fanOut(store, endpoint: "app", types: nil, limit: 1, now: Self.t) == 1)
+                #expect(try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t) == 1)
+                #expect(try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
+                #expect(try await Self.fanOut(store, endpoint: "coins", types: ["consumable.consumed"], limit: 100, now: Self.t) == 2)
                 let app = try await store.deliveries(endpoint: "app", status: nil, after: 0, limit: 100)
                 #expect(app.map(\.eventType) == ["consumable.credited", "consumable.consumed"])
                 #expect(app.allSatisfy { $0.status == .pending && $0.attempts == 0 && $0.account == alice })
@@ -44,11 +50,11 @@ extension LedgerTests {
         func perAccountOrder(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
                 let store = try Self.store(ledger)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.consumable("a2")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("b1")), for: bob)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
 
                 let first = try await store.claim(endpoint: "app", now: Self.t, limit: 10, lease: .seconds(30), holder: "one")
                 #expect(first.map(\.event.transactionId) == ["a1", "b1"])
@@ -82,9 +88,9 @@ extension LedgerTests {
         func leases(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
                 let store = try Self.store(ledger)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 let one = try await store.claim(endpoint: "app", now: Self.t, limit: 10, lease: .seconds(30), holder: "killed")
                 #expect(one.count == 1)
                 #expect(try await store.claim(endpoint: "app", now: Self.t.addingTimeInterval(29), limit: 10, lease: .seconds(30), holder: "next").isEmpty)
@@ -101,10 +107,10 @@ extension LedgerTests {
         func failedAndRedelivered(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
                 let store = try Self.store(ledger)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a2", product: "pro.extra")), for: alice)
-                _ = try await store.fanOut(endpoint: "app", types: nil, limit: 100, now: Self.t)
+                _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 let first = try #require(try await store.claim(endpoint: "app", now: Self.t, limit: 10, lease: .seconds(30), holder: "h").first)
                 #expect(try await store.complete(
                     endpoint: "app", sequence: first.event.sequence, holder: "h", result: .failed(status: nil, error: #"timed out: "quoted", {braced} \ NULL"#), at: Self.t))
@@ -128,8 +134,8 @@ extension LedgerTests {
         func arguments(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
                 let store = try Self.store(ledger)
-                await expectLedgerError(.invalidArgument) { try await store.fanOut(endpoint: "", types: nil, limit: 10, now: Self.t) }
-                await expectLedgerError(.invalidArgument) { try await store.fanOut(endpoint: String(repeating: "e", count: 65), types: nil, limit: 10, now: Self.t) }
+                await expectLedgerError(.invalidArgument) { try await Self.fanOut(store, endpoint: "", types: nil, limit: 10, now: Self.t) }
+                await expectLedgerError(.invalidArgument) { try await Self.fanOut(store, endpoint: String(repeating: "e", count: 65), types: nil, limit: 10, now: Self.t) }
                 await expectLedgerError(.invalidArgument) { try await store.claim(endpoint: "app", now: Self.t, limit: 0, lease: .seconds(1), holder: "h") }
                 await expectLedgerError(.invalidArgument) { try await store.deliveries(endpoint: nil, status: nil, after: 0, limit: 1001) }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateCore
 @testable import StoreGateLedger
+import StoreGateLedgerPostgres
 import Testing
 
 extension LedgerTests {
@@ -27,7 +28,15 @@ extension LedgerTests {
         }
 
         /// Reads every event after `cursor`, in pages of `page`.
+        /// PostgreSQL numbers an event once every older write transaction of the server has
+        /// ended; other tests' databases share the server (a `CREATE DATABASE` on a loaded
+        /// machine outlasts a read's one-second wait), so tests wait for numbering here.
+        static func settle(_ ledger: Any) async throws {
+            if let postgres = ledger as? PostgresLedger { try await postgres.settleEvents(within: .seconds(60)) }
+        }
+
         static func drain(_ ledger: any Ledger, after cursor: Int64 = 0, page: Int = 1000) async throws -> [LedgerEvent] {
+            try await settle(ledger)
             var events: [LedgerEvent] = []
             var last = cursor
             while true {

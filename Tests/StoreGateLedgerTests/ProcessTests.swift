@@ -67,14 +67,7 @@ extension LedgerTests {
 
                 // The outbox: one consumable.credited per stored transaction, none for anything
                 // not stored, sequences strictly increasing, each event's balance a running total.
-                var events: [LedgerEvent] = []
-                var cursor: Int64 = 0
-                while true {
-                    let page = try await ledger.events(after: cursor, limit: 1000)
-                    guard let last = page.last else { break }
-                    events += page
-                    cursor = last.sequence
-                }
+                let events = try await Events.drain(ledger)
                 #expect(events.count == purchased, "\(events.count) events for \(purchased) purchased units")
                 #expect(events.allSatisfy { $0.type == .consumableCredited && $0.account == alice })
                 #expect(zip(events, events.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
