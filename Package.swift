@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
         .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
+        .library(name: "StoreGateSync", targets: ["StoreGateSync"]),
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
         .library(name: "StoreGateTestSupport", targets: ["StoreGateTestSupport"]),
         .executable(name: "storegate", targets: ["StoreGateCLI"]),
@@ -152,9 +153,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // Keeps the ledger true to Apple: missed notifications recovered from Get Notification
+        // History, accounts refreshed from the transaction history.
+        .target(
+            name: "StoreGateSync",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                "StoreGateAppStoreClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "StoreGateServer",
             dependencies: [
+                "StoreGateSync",
                 "StoreGateCore",
                 "StoreGateReceipt",
                 "StoreGateSignedData",
@@ -301,6 +318,17 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateSyncTests",
+            dependencies: [
+                "StoreGateSync", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
+                "StoreGateAppStoreClient", "StoreGateSignedData",
+                "StoreGateTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),

@@ -25,6 +25,7 @@ public actor InMemoryLedger: Ledger {
     private var events: [LedgerEvent] = []
     private var deliveryCursors: [String: Int64] = [:]
     private var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
+    private var leasedStates: [String: LeasedState] = [:]
     private var isClosed = false
 
     /// Creates an empty ledger.
@@ -338,5 +339,43 @@ extension InMemoryLedger: EventDeliveryStore {
             for row in rows.values where statuses.contains(row.delivery.status) { counts[endpoint, default: [:]][row.delivery.status, default: 0] += 1 }
         }
         return counts
+    }
+}
+
+extension InMemoryLedger: LeasedStateStore {
+    public func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
+        try checkOpen()
+        try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
+        let now = now.ledgerNormalized
+        let current = leasedStates[name] ?? LeasedState(name: name, value: nil, holder: nil, leaseUntil: nil, updatedAt: nil)
+        guard current.holder == holder || !current.isLeased(at: now) else { return nil }
+        let taken = LeasedState(
+            name: name, value: current.value, holder: holder,
+            leaseUntil: now.addingTimeInterval(lease.seconds).ledgerNormalized, updatedAt: current.updatedAt
+        )
+        leasedStates[name] = taken
+        return taken
+    }
+
+    public func saveLeasedState(_ name: String, value: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
+        guard let current = leasedStates[name], current.holder == holder else { return false }
+        let now = now.ledgerNormalized
+        leasedStates[name] = LeasedState(
+            name: name, value: value, holder: holder, leaseUntil: now.addingTimeInterval(lease.seconds).ledgerNormalized, updatedAt: now
+        )
+        return true
+    }
+
+    public func releaseLease(on name: String, holder: String) async throws(LedgerError) {
+        try checkOpen()
+        guard let current = leasedStates[name], current.holder == holder else { return }
+        leasedStates[name] = LeasedState(name: name, value: current.value, holder: holder, leaseUntil: nil, updatedAt: current.updatedAt)
+    }
+
+    public func leasedStates(prefix: String) async throws(LedgerError) -> [LeasedState] {
+        try checkOpen()
+        return leasedStates.values.filter { $0.name.hasPrefix(prefix) }.sorted { $0.name < $1.name }
     }
 }

@@ -167,6 +167,17 @@ enum SQLiteSchema {
             "CREATE INDEX ledger_transactions_token ON ledger_transactions (app_account_token) WHERE app_account_token IS NOT NULL",
             "CREATE INDEX ledger_transactions_web_order ON ledger_transactions (web_order_line_item_id) WHERE web_order_line_item_id IS NOT NULL",
         ]),
+        Migration(version: 5, description: "leased states (the App Store sync's cursors)", statements: [
+            """
+            CREATE TABLE ledger_leased_states (
+                name TEXT NOT NULL PRIMARY KEY,
+                value TEXT,
+                holder TEXT,
+                lease_until INTEGER,
+                updated_at INTEGER
+            ) WITHOUT ROWID
+            """,
+        ]),
     ]
 
     /// Applies the missing migrations in one `BEGIN IMMEDIATE` transaction, so processes

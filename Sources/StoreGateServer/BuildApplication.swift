@@ -19,6 +19,7 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
 /// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
 /// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
+/// - `GET /v1/sync/status` (`sync.read`)
 /// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
 /// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
 /// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
@@ -87,6 +88,7 @@ public func buildApplication(
         ("/v1/events", [.get, .head]),
         ("/v1/webhooks/deliveries", [.get, .head]),
         ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
+        ("/v1/sync/status", [.get, .head]),
         ("/verifyReceipt", [.get, .head, .post]),
         ("/healthz", [.get, .head]),
         ("/readyz", [.get, .head]),
@@ -108,6 +110,7 @@ public func buildApplication(
     keyed(.eventsRead).get("/v1/events", use: endpoints.readEvents)
     keyed(.webhooksManage).get("/v1/webhooks/deliveries", use: endpoints.readDeliveries)
     keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
+    keyed(.syncRead).get("/v1/sync/status", use: endpoints.readSyncStatus)
     router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
     router.get("/healthz", use: endpoints.health)
     router.get("/readyz", use: endpoints.ready)
@@ -130,6 +133,9 @@ public func buildApplication(
     app.addServices(sessions)  // expires old console sessions
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
+    }
+    if let sync = SyncRunner(configuration: configuration, verification: endpoints.verification, ledger: ledger, logger: logger, now: now) {
+        app.addServices(sync)
     }
     app.beforeServerStarts(perform: opened.prepare)
     return app

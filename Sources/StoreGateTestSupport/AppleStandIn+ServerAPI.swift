@@ -98,7 +98,8 @@ extension AppleStandIn {
         public var refunds: [String: [String]] = [:]
         /// Transactions per refund page.
         public var refundPageSize = 20
-        /// Get Notification History: every `signedPayload`, in order.
+        /// Get Notification History: every `signedPayload`, in order; a request lists those whose
+        /// `signedDate` is in its `startDate..<endDate`.
         public var notifications: [String] = []
         /// Notifications per page.
         public var notificationPageSize = 20
@@ -204,24 +205,43 @@ extension AppleStandIn {
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/history")) { request, _ in
-                try await self.serve(request, environment, "inApps/v1/notifications/history") { data, _ in
-                    let token = request.uri.queryParameters.get("paginationToken")
+                try await self.serve(request, environment, "inApps/v1/notifications/history") { data, body in
+                    // Apple's window: startDate <= signedDate < endDate, both required, at most 180 days back.
+                    guard let query = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+                          let startDate = (query["startDate"] as? NSNumber)?.int64Value,
+                          let endDate = (query["endDate"] as? NSNumber)?.int64Value
+                    else {
+                        return Self.response(for: .apiError(.generalBadRequest, httpStatus: 400))
+                    }
+                    guard startDate < endDate else { return Self.response(for: .apiError(.startDateAfterEndDate, httpStatus: 400)) }
+                    guard startDate >= JWSPayloads.milliseconds(Date()) - 180 * 86_400_000 else {
+                        return Self.response(for: .apiError(.startDateTooFarInPast, httpStatus: 400))
+                    }
+                    let token: String? = request.uri.queryParameters.get("paginationToken").map { String($0) }
+                    if token != nil, self.state.withLock({ state -> Bool in
+                        guard state.expiringPaginationTokens > 0 else { return false }
+                        state.expiringPaginationTokens -= 1
+                        return true
+                    }) {
+                        return Self.response(for: .apiError(.paginationTokenExpired, httpStatus: 400))
+                    }
+                    let listed = self.notifications(of: data, environment: environment, from: startDate, to: endDate)
                     let size = max(1, data.notificationPageSize)
                     let start: Int
                     if let token {
-                        guard token.hasPrefix("p"), let offset = Int(token.dropFirst()), offset >= 0, offset <= data.notifications.count else {
+                        guard token.hasPrefix("p"), let offset = Int(token.dropFirst()), offset >= 0, offset <= listed.count else {
                             return Self.response(for: .apiError(.invalidPaginationToken, httpStatus: 400))
                         }
                         start = offset
                     } else {
                         start = 0
                     }
-                    let end = min(data.notifications.count, start + size)
+                    let end = min(listed.count, start + size)
                     var object: [String: Any] = [
-                        "notificationHistory": data.notifications[start..<end].map { ["signedPayload": $0, "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]]] },
-                        "hasMore": end < data.notifications.count,
+                        "notificationHistory": listed[start..<end].map { ["signedPayload": $0, "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]]] },
+                        "hasMore": end < listed.count,
                     ]
-                    if end < data.notifications.count { object["paginationToken"] = "p\(end)" }
+                    if end < listed.count { object["paginationToken"] = "p\(end)" }
                     return Self.json(try JWSMinter.json(object))
                 }
             }
@@ -246,6 +266,44 @@ extension AppleStandIn {
                 }
             }
         }
+    }
+
+    /// The next `count` history requests that carry a pagination token are answered
+    /// `PaginationTokenExpiredError` (4000017), as Apple does for a token kept too long.
+    public func expirePaginationTokens(_ count: Int) {
+        state.withLock { $0.expiringPaginationTokens += count }
+    }
+
+    /// The stored notifications whose `signedDate` is in `start..<end` (each payload's date is
+    /// read once; each window's list is kept, so paging a long history stays linear).
+    private func notifications(of data: ServerAPIData, environment: AppStoreEnvironment, from start: Int64, to end: Int64) -> [String] {
+        state.withLock { state in
+            let key = "\(environment.rawValue)/\(data.notifications.count)/\(start)/\(end)"
+            if let cached = state.notificationWindows[key] { return cached }
+            var listed: [String] = []
+            for signed in data.notifications {
+                let date: Int64
+                if let known = state.notificationDates[signed] {
+                    date = known
+                } else {
+                    date = Self.signedDate(of: signed) ?? 0
+                    state.notificationDates[signed] = date
+                }
+                if date >= start, date < end { listed.append(signed) }
+            }
+            if state.notificationWindows.count > 64 { state.notificationWindows.removeAll() }
+            state.notificationWindows[key] = listed
+            return listed
+        }
+    }
+
+    /// The `signedDate` of a compact JWS's payload, unverified (the stand-in's own index).
+    static func signedDate(of compactJWS: String) -> Int64? {
+        let parts = compactJWS.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64.decode(parts[1], mode: .url),
+              let payload = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+        else { return nil }
+        return (payload["signedDate"] as? NSNumber)?.int64Value
     }
 
     /// Checks the token, counts, injects failures, then answers with `answer`.

@@ -59,6 +59,9 @@ public final class AppleStandIn: Sendable {
         var authFailures: [AuthFailure] = []
         var serverAPIRequests: [ServerAPICall] = []
         var nextTestNotification = 0
+        var expiringPaginationTokens = 0
+        var notificationDates: [String: Int64] = [:]
+        var notificationWindows: [String: [String]] = [:]
     }
 
     let state = Mutex(State())

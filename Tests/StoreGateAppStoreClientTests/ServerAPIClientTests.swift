@@ -130,12 +130,15 @@ struct ServerAPIClientTests {
     func notificationPaging() async throws {
         try await withServerAPI { api in
             let uuids = (1...5).map { "00000000-0000-4000-8000-00000000000\($0)" }
-            let signed = try uuids.map { try api.payloads.notification($0, transaction: api.payloads.transaction("70000000000000\(10 + uuids.firstIndex(of: $0)!)")) }
+            // Signed yesterday (Apple lists the last 180 days); one older than the window is not listed.
+            let yesterday = Int64(Date().addingTimeInterval(-86_400).timeIntervalSince1970 * 1000)
+            let signed = try uuids.map { try api.payloads.notification($0, transaction: api.payloads.transaction("70000000000000\(10 + uuids.firstIndex(of: $0)!)"), signedDate: yesterday) }
+            let outside = try api.payloads.notification("00000000-0000-4000-8000-000000000099", signedDate: yesterday - 40 * 86_400_000)
             api.setData {
-                $0.notifications = signed
+                $0.notifications = [outside] + signed
                 $0.notificationPageSize = 2
             }
-            let query = NotificationHistoryQuery(startDate: Date(timeIntervalSince1970: 1_690_000_000), endDate: Date(timeIntervalSince1970: 1_700_000_000), notificationType: "DID_RENEW")
+            let query = NotificationHistoryQuery(startDate: Date().addingTimeInterval(-30 * 86_400), endDate: Date(), notificationType: "DID_RENEW")
             let items = try await api.client.allNotificationHistory(query)
             #expect(items.map(\.notification.notificationUUID) == uuids)
             #expect(items.allSatisfy { $0.notification.transaction?.bundleId == appBundleId })
@@ -143,7 +146,7 @@ struct ServerAPIClientTests {
             let calls = api.standIn.serverAPICalls.filter { $0.route == "inApps/v1/notifications/history" }
             #expect(calls.map { $0.query["paginationToken"]?.first } == [nil, "p2", "p4"])
             let body = try #require(try JSONSerialization.jsonObject(with: Data(calls[0].body)) as? [String: Any])
-            #expect(body["startDate"] as? Int64 == 1_690_000_000_000)
+            #expect(body["startDate"] as? Int64 == Int64(query.startDate.timeIntervalSince1970 * 1000))
             #expect(body["notificationType"] as? String == "DID_RENEW")
         }
     }

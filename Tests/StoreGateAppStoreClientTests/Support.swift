@@ -146,7 +146,7 @@ struct SignedPayloads {
         ])
     }
 
-    func notification(_ uuid: String, type: String = "DID_RENEW", transaction: String? = nil) throws -> String {
+    func notification(_ uuid: String, type: String = "DID_RENEW", transaction: String? = nil, signedDate: Int64 = Self.signedDate) throws -> String {
         var data: [String: Any] = ["bundleId": bundleId, "environment": environment, "bundleVersion": "42"]
         if let transaction { data["signedTransactionInfo"] = transaction }
         return try minter.mint(json: [
@@ -154,7 +154,7 @@ struct SignedPayloads {
             "notificationUUID": uuid,
             "data": data,
             "version": "2.0",
-            "signedDate": Self.signedDate,
+            "signedDate": signedDate,
         ])
     }
 

@@ -319,6 +319,13 @@ public struct AppStoreServerAPIClient: Sendable {
         guard notification.bundleId == bundleId else {
             throw AppStoreClientError(.bundleIdMismatch, reason: "a notification is for \(notification.bundleId), not \(bundleId)", environment: environment)
         }
+        // The history and test notifications of one environment are that environment's (a
+        // proof an opt-in anchor signed reports Test or Xcode; see SignedDataPayloadVerifier).
+        guard notification.environment == environment || !AppStoreEnvironment.defaultAccepted.contains(notification.environment) else {
+            throw AppStoreClientError(
+                .environmentMismatch, reason: "a notification is from \(notification.environment), not \(environment)", environment: environment
+            )
+        }
         return notification
     }
 

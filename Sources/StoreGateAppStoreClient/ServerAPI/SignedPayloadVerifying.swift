@@ -25,24 +25,44 @@ public protocol SignedPayloadVerifying: Sendable {
 public struct SignedDataPayloadVerifier: SignedPayloadVerifying {
     /// The wrapped JWS verifier.
     public let verifier: SignedDataVerifier
+    /// The environment every payload must claim (the client's: a sandbox history holds
+    /// sandbox payloads only); `nil` leaves it to the verifier's expectations. Checked on the
+    /// claim, so it holds for proofs an opt-in anchor signed too (which report `Test`).
+    public let claimedEnvironment: AppStoreEnvironment?
 
     /// Creates a value from its parts.
-    public init(_ verifier: SignedDataVerifier) {
+    public init(_ verifier: SignedDataVerifier, claimedEnvironment: AppStoreEnvironment? = nil) {
         self.verifier = verifier
+        self.claimedEnvironment = claimedEnvironment
     }
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyTransaction(_ compactJWS: String) async throws -> VerifiedTransaction {
-        try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8)).transaction
+        let verified = try await verifier.verifyTransaction(bytes: Array(compactJWS.utf8))
+        try checkClaim(verified.details)
+        return verified.transaction
     }
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyRenewalInfo(_ compactJWS: String) async throws -> VerifiedRenewalInfo {
-        try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8)).renewalInfo
+        let verified = try await verifier.verifyRenewalInfo(bytes: Array(compactJWS.utf8))
+        try checkClaim(verified.details)
+        return verified.renewalInfo
     }
 
     /// Verifies the JWS with the wrapped verifier and returns it in the ledger's shape.
     public func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification {
-        try await verifier.verifyNotification(bytes: Array(compactJWS.utf8)).notification
+        let verified = try await verifier.verifyNotification(bytes: Array(compactJWS.utf8))
+        try checkClaim(verified.details)
+        return verified.notification
+    }
+
+    private func checkClaim(_ details: SignedDataDetails) throws(SignedDataError) {
+        if let claimedEnvironment, details.claimedEnvironment != claimedEnvironment {
+            throw SignedDataError(
+                .environmentNotAccepted, field: "environment",
+                reason: "the payload claims \(details.claimedEnvironment), and this answer is from \(claimedEnvironment)"
+            )
+        }
     }
 }

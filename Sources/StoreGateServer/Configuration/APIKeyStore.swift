@@ -19,6 +19,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case webhooksManage = "webhooks.manage"
     /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
     case console = "console"
+    /// Reading the App Store sync's status (`GET /v1/sync/status`).
+    case syncRead = "sync.read"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -6,6 +6,7 @@ import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 import StoreGateEvents
+import StoreGateSync
 
 extension ServerConfiguration {
     /// Reads and checks every setting from environment variables (see ``Setting``).
@@ -112,7 +113,39 @@ extension ServerConfiguration {
             default: throw ConfigurationError(Setting.consoleSecureCookies.rawValue, "'\(value)' is not true or false")
             }
         }
+        try Self.loadSync(reader, into: &configuration)
         return configuration
+    }
+
+    /// The App Store sync's settings.
+    private static func loadSync(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
+        if let url = reader.value(.appStoreAPIURL) {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost") else {
+                throw ConfigurationError(Setting.appStoreAPIURL.rawValue, "'\(url)' is not an https URL (plain http only on this machine, for a stand-in)")
+            }
+            configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
+        }
+        if let value = reader.value(.sync) {
+            switch value.lowercased() {
+            case "on", "true", "1": configuration.syncEnabled = true
+            case "off", "false", "0": configuration.syncEnabled = false
+            default: throw ConfigurationError(Setting.sync.rawValue, "'\(value)' is not on or off")
+            }
+        }
+        if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
+        if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
+        if let text = reader.value(.syncStart) {
+            let formatter = ISO8601DateFormatter()
+            var date = formatter.date(from: text)
+            if date == nil {
+                formatter.formatOptions = [.withFullDate]
+                date = formatter.date(from: text)
+            }
+            guard let date else {
+                throw ConfigurationError(Setting.syncStart.rawValue, "'\(text)' is not a date such as 2026-06-01 or 2026-06-01T00:00:00Z")
+            }
+            configuration.syncSettings.firstStart = date
+        }
     }
 
     /// `sqlite:PATH` or a `postgres://` URL.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import StoreGateAppStoreClient
+public import StoreGateSync
 public import StoreGateCore
 public import StoreGateLedger
 public import StoreGateLedgerSQLite
@@ -78,6 +79,14 @@ public struct ServerConfiguration: Sendable {
     public var sharedSecret: SharedSecret?
     /// App Store Server API credentials (validated at start-up; see the README).
     public var serverAPICredentials: AppStoreServerAPICredentials?
+    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
+    /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
+    public var appStoreEndpoints: AppStoreServerAPIEndpoints = .apple
+    /// Whether the App Store sync runs when Server API credentials are configured
+    /// (`STOREGATE_SYNC`, default on).
+    public var syncEnabled = true
+    /// How the sync recovers missed notifications.
+    public var syncSettings = NotificationSyncSettings()
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
@@ -112,6 +121,9 @@ public struct ServerConfiguration: Sendable {
     /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
     public init() {}
 
+    /// Whether the App Store sync runs: credentials configured and `STOREGATE_SYNC` not off.
+    public var isSyncConfigured: Bool { syncEnabled && serverAPICredentials != nil }
+
     /// The accepted app for `bundleId`, if any.
     public func app(_ bundleId: String) -> App? {
         apps.first { $0.bundleId == bundleId }
@@ -131,6 +143,7 @@ public struct ServerConfiguration: Sendable {
             "ledger_encryption": "\(encryption.map { "keys \($0.keyIDs.joined(separator: ","))" } ?? "off")",
             "shared_secret": "\(sharedSecret == nil ? "absent" : "present")",
             "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
+            "appstore_sync": "\(isSyncConfigured ? "every \(syncSettings.interval.components.seconds) s" : "off")",
             "max_body_bytes": "\(maxBodyBytes)",
         ]
     }
@@ -167,6 +180,11 @@ extension ServerConfiguration {
         case webhooksFile = "STOREGATE_WEBHOOKS_FILE"
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
+        case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"
+        case sync = "STOREGATE_SYNC"
+        case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
+        case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
+        case syncStart = "STOREGATE_SYNC_START"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

@@ -1,4 +1,5 @@
 import Foundation
+import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateReceipt
 import StoreGateSignedData
@@ -49,6 +50,12 @@ struct ProofVerification: Sendable {
             )
         }
         self.signedData = signedData
+    }
+
+    /// The webhook's own notification verifier for `bundleId`, for answers of the App Store
+    /// Server API in `environment` (every payload must claim that environment).
+    func payloadVerifier(bundleId: String, environment: AppStoreEnvironment) -> SignedDataPayloadVerifier? {
+        signedData[bundleId].map { SignedDataPayloadVerifier($0, claimedEnvironment: environment) }
     }
 
     // MARK: App receipts

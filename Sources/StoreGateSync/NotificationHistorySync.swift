@@ -1,0 +1,243 @@
+public import Foundation
+public import Logging
+public import Metrics
+public import StoreGateAppStoreClient
+import StoreGateCore
+public import StoreGateLedger
+
+/// Recovers the App Store Server Notifications the webhook missed, for one app and
+/// environment, from Apple's Get Notification History.
+///
+/// Each ``run()`` takes the lease on its cursor in the ledger (one instance at a time; a
+/// killed instance's lease runs out), reads the window from the last synced time (less the
+/// look-back) to now, page by page, and applies every notification through
+/// ``StoreGateLedger/Ledger/apply(_:)`` — the webhook's own idempotent path, so a
+/// notification seen by both routes is applied once and the order of arrival does not change
+/// the result. The client verifies every `signedPayload` as the webhook does (signature,
+/// chain to Apple's root, bundle id, environment) and refuses a page holding one that fails:
+/// nothing of that page is applied, the cursor stays, and the failure is reported (status,
+/// metrics, log). After each page the cursor (window, pagination token, counters) is saved,
+/// fenced by the lease.
+public struct NotificationHistorySync: Sendable {
+    /// What one run did.
+    public struct Report: Sendable, Hashable {
+        /// How a run ended.
+        public enum Outcome: String, Sendable, Hashable {
+            /// The window was read to its end; the cursor moved to its end.
+            case completed
+            /// The page limit was reached; the next run resumes where this one stopped.
+            case partial
+            /// Another instance holds the sync.
+            case leaseHeldElsewhere = "lease_held_elsewhere"
+            /// The lease was taken over mid-run (this instance stalled past it).
+            case leaseLost = "lease_lost"
+            /// Apple, the verification of a page, or the ledger failed; see ``Report/error``.
+            case failed
+        }
+
+        /// How the run ended.
+        public var outcome: Outcome
+        /// Pages read.
+        public var pages = 0
+        /// Notifications new to the ledger.
+        public var recovered = 0
+        /// Notifications the ledger already had.
+        public var duplicates = 0
+        /// Notifications the ledger refused.
+        public var rejected = 0
+        /// Why the run failed (`failed`): a stable code and a message.
+        public var error: String?
+    }
+
+    /// The client of the app and environment synced (it verifies every signed payload).
+    public let client: AppStoreServerAPIClient
+    private let ledger: any Ledger & LeasedStateStore
+    private let settings: NotificationSyncSettings
+    private let holder: String
+    private let metrics: SyncMetrics
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    /// Creates the sync of `client`'s app and environment.
+    ///
+    /// - Parameters:
+    ///   - client: The App Store Server API client (its credentials name the app).
+    ///   - ledger: The ledger notifications are applied to and the cursor is kept in.
+    ///   - settings: Window, look-back, lease, page limit.
+    ///   - holder: This instance's name in leases (unique per process).
+    ///   - metrics: Where the sync's instruments are created.
+    ///   - logger: Receives runs and failures; never a signed payload.
+    ///   - now: The clock.
+    public init(
+        client: AppStoreServerAPIClient,
+        ledger: any Ledger & LeasedStateStore,
+        settings: NotificationSyncSettings = NotificationSyncSettings(),
+        holder: String,
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.client = client
+        self.ledger = ledger
+        self.settings = settings
+        self.holder = holder
+        self.metrics = SyncMetrics(factory: metrics, environment: client.environment)
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The name of this sync's cursor among the ledger's leased states.
+    public var stateName: String { Self.statePrefix + "\(client.bundleId)/\(client.environment.rawValue)" }
+
+    /// The prefix of every sync cursor's name.
+    public static let statePrefix = "sync/notification-history/"
+
+    /// Reads the history from the cursor to now once (or up to the page limit).
+    public func run() async -> Report {
+        let started = now()
+        let lease: LeasedState?
+        do {
+            lease = try await ledger.acquireLease(on: stateName, holder: holder, now: started, lease: settings.lease)
+        } catch {
+            return finish(Report(outcome: .failed, error: "ledger: \(error.code): \(error.reason)"), cursor: nil)
+        }
+        guard let lease else { return finish(Report(outcome: .leaseHeldElsewhere), cursor: nil) }
+        var cursor = SyncCursor()
+        if let text = lease.value {
+            if let stored = SyncCursor.decode(text) {
+                cursor = stored
+            } else {
+                logger.warning("the stored sync cursor cannot be read; starting over (notifications read again are applied once)", metadata: ["sync.state": "\(stateName)"])
+            }
+        }
+        cursor.lastRunAt = started.milliseconds
+        var report = Report(outcome: .completed)
+        let outcome = await read(&cursor, report: &report, startedAt: started)
+        report.outcome = outcome.outcome
+        report.error = outcome.error
+        if outcome.outcome == .failed, let error = outcome.error {
+            cursor.lastError = SyncCursor.Failure(code: outcome.code ?? "failed", message: error, at: now().milliseconds)
+        }
+        if outcome.outcome != .leaseLost {
+            // The final save (the failure, or the completed window); a lost lease saves nothing.
+            if (try? await ledger.saveLeasedState(stateName, value: cursor.encoded, holder: holder, now: now(), lease: settings.lease)) != true {
+                report.outcome = .leaseLost
+            }
+            try? await ledger.releaseLease(on: stateName, holder: holder)
+        }
+        return finish(report, cursor: cursor)
+    }
+
+    private struct Ending {
+        var outcome: Report.Outcome
+        var error: String?
+        var code: String?
+    }
+
+    /// Reads pages until the window ends, the page limit, a failure or a lost lease.
+    private func read(_ cursor: inout SyncCursor, report: inout Report, startedAt: Date) async -> Ending {
+        if cursor.window == nil {
+            // Apple keeps 180 days; stay an hour inside so a slow first page is not refused.
+            let oldest = startedAt.addingTimeInterval(-(NotificationSyncSettings.appleRetention.timeInterval - 3600))
+            var start = cursor.syncedUntil.map { Date(milliseconds: $0).addingTimeInterval(-settings.lookBack.timeInterval) }
+                ?? settings.firstStart ?? oldest
+            start = max(start, oldest)
+            guard start < startedAt else { return Ending(outcome: .completed) }
+            cursor.window = SyncCursor.Window(start: start.milliseconds, end: startedAt.milliseconds)
+        }
+        var restartedWindow = false
+        while let window = cursor.window {
+            guard report.pages < max(1, settings.maxPagesPerRun) else { return Ending(outcome: .partial) }
+            let query = NotificationHistoryQuery(startDate: Date(milliseconds: window.start), endDate: Date(milliseconds: window.end))
+            let page: NotificationHistoryPage
+            do {
+                page = try await client.notificationHistory(query, paginationToken: window.paginationToken)
+            } catch {
+                metrics.appleError(error)
+                if (error.apiError == .paginationTokenExpired || error.apiError == .invalidPaginationToken), window.paginationToken != nil, !restartedWindow {
+                    // A token from an earlier run expired: read the window again from its
+                    // first page (what was applied is applied once).
+                    logger.info("the pagination token expired; reading the window again", metadata: ["sync.state": "\(stateName)"])
+                    cursor.window?.paginationToken = nil
+                    restartedWindow = true
+                    continue
+                }
+                logger.error("notification history failed", metadata: [
+                    "sync.state": "\(stateName)", "error.code": "\(error.code)", "error": "\(error.reason)",
+                ])
+                return Ending(outcome: .failed, error: "\(error.code): \(error.reason)", code: error.apiError.map { "apple_\($0.rawValue)" } ?? error.code.description)
+            }
+            var counts = (recovered: 0, duplicates: 0, rejected: 0)
+            for item in page.items {
+                do {
+                    let outcome = try await ledger.apply(item.notification)
+                    if outcome.isDuplicate {
+                        counts.duplicates += 1
+                    } else {
+                        counts.recovered += 1
+                    }
+                } catch where error.isRetryable {
+                    logger.error("the ledger failed while applying recovered notifications", metadata: ["error.code": "\(error.code)", "error": "\(error.reason)"])
+                    return Ending(outcome: .failed, error: "ledger: \(error.code): \(error.reason)", code: "ledger_\(error.code)")
+                } catch {
+                    // Refused for good (an inconsistent notification): the webhook would refuse
+                    // it too; it must not hold the cursor back forever.
+                    counts.rejected += 1
+                    logger.warning("a recovered notification was refused by the ledger", metadata: [
+                        "notification.uuid": "\(item.notification.notificationUUID)", "error.code": "\(error.code)", "error": "\(error.reason)",
+                    ])
+                }
+            }
+            report.pages += 1
+            report.recovered += counts.recovered
+            report.duplicates += counts.duplicates
+            report.rejected += counts.rejected
+            cursor.pages += 1
+            cursor.recovered += Int64(counts.recovered)
+            cursor.duplicates += Int64(counts.duplicates)
+            cursor.rejected += Int64(counts.rejected)
+            if page.hasMore, let token = page.paginationToken {
+                cursor.window?.paginationToken = token
+            } else {
+                cursor.syncedUntil = window.end
+                cursor.window = nil
+                cursor.lastSuccessAt = now().milliseconds
+                cursor.lastError = nil
+            }
+            do {
+                guard try await ledger.saveLeasedState(stateName, value: cursor.encoded, holder: holder, now: now(), lease: settings.lease) else {
+                    logger.warning("the sync lease was taken over; stopping", metadata: ["sync.state": "\(stateName)"])
+                    return Ending(outcome: .leaseLost)
+                }
+            } catch {
+                return Ending(outcome: .failed, error: "ledger: \(error.code): \(error.reason)", code: "ledger_\(error.code)")
+            }
+        }
+        return Ending(outcome: .completed)
+    }
+
+    private func finish(_ report: Report, cursor: SyncCursor?) -> Report {
+        metrics.run(report, cursor: cursor, now: now())
+        if report.outcome != .leaseHeldElsewhere {
+            logger.info("notification history sync", metadata: [
+                "sync.state": "\(stateName)", "outcome": "\(report.outcome.rawValue)", "pages": "\(report.pages)",
+                "recovered": "\(report.recovered)", "duplicates": "\(report.duplicates)", "rejected": "\(report.rejected)",
+            ])
+        }
+        return report
+    }
+}
+
+extension Date {
+    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    init(milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
