@@ -298,7 +298,7 @@ let package = Package(
             name: "StoreGateServerTests",
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -336,7 +336,7 @@ let package = Package(
             name: "StoreGateCLITests",
             dependencies: [
                 "StoreGateCLI", "StoreGateDevTools", "StoreGateTestSupport", "StoreGateCore",
-                "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents",
+                "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync",
             ],
             swiftSettings: strictSwift
         ),

@@ -134,7 +134,9 @@ public func buildApplication(
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }
-    if let sync = SyncRunner(configuration: configuration, verification: endpoints.verification, ledger: ledger, logger: logger, now: now) {
+    if let sync = SyncRunner(
+        configuration: configuration, verification: endpoints.verification, ledger: ledger, metrics: metrics, logger: logger, now: now
+    ) {
         app.addServices(sync)
     }
     app.beforeServerStarts(perform: opened.prepare)

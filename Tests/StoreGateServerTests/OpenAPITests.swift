@@ -77,6 +77,7 @@ struct OpenAPITests {
         ("get", "/v1/events"),
         ("get", "/v1/webhooks/deliveries"),
         ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
+        ("get", "/v1/sync/status"),
         ("post", "/verifyReceipt"),
         ("get", "/verifyReceipt"),
         ("get", "/healthz"),
@@ -166,6 +167,8 @@ struct OpenAPITests {
             let redeliver = "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"
             try await call(.post, "/v1/webhooks/deliveries/app/999/redeliver", redeliver)
             try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
+            try await call(.get, "/v1/sync/status", "/v1/sync/status")
+            try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
 
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))

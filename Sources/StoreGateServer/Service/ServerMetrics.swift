@@ -34,6 +34,9 @@ public final class ServerMetrics: Sendable {
         .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(10),
     ]
 
+    /// Creates instruments in this application's registry (the App Store sync's).
+    var instrumentFactory: any MetricsFactory { factory }
+
     /// Creates the server's instruments in a fresh registry.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry

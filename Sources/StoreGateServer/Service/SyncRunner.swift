@@ -15,7 +15,10 @@ struct SyncRunner: Service {
     /// The runner for the configured credentials: one sync per accepted Apple environment
     /// (production, sandbox). `nil` without credentials, with `STOREGATE_SYNC=off`, or when
     /// the ledger keeps no leased states.
-    init?(configuration: ServerConfiguration, verification: ProofVerification, ledger: any Ledger, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init?(
+        configuration: ServerConfiguration, verification: ProofVerification, ledger: any Ledger, metrics: ServerMetrics, logger: Logger,
+        now: @escaping @Sendable () -> Date
+    ) {
         guard configuration.isSyncConfigured, let credentials = configuration.serverAPICredentials,
               let store = ledger as? any Ledger & LeasedStateStore
         else { return nil }
@@ -33,7 +36,8 @@ struct SyncRunner: Service {
                   )
             else { continue }
             syncs.append(NotificationHistorySync(
-                client: client, ledger: store, settings: configuration.syncSettings, holder: holder, logger: syncLogger, now: now
+                client: client, ledger: store, settings: configuration.syncSettings, holder: holder, metrics: metrics.instrumentFactory,
+                logger: syncLogger, now: now
             ))
         }
         self.transport = transport
