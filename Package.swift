@@ -236,6 +236,7 @@ let package = Package(
         .executableTarget(
             name: "StoreGateDevTools",
             dependencies: [
+                "StoreGateSync",
                 "StoreGateCore",
                 "StoreGateReceipt",
                 "StoreGateSignedData",

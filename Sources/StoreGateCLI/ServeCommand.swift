@@ -46,6 +46,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
     @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
     @Option(name: .customLong("webhooks-file"), help: "Webhook endpoints JSON: {\"endpoints\": [{\"name\", \"url\", \"secret\", \"types\"}]} (STOREGATE_WEBHOOKS_FILE).") var webhooksFile: String?
+    @Option(name: .customLong("console-session-minutes"), help: "How long a console sign-in lasts, 1-1440 (STOREGATE_CONSOLE_SESSION_MINUTES; default 480).") var consoleSessionMinutes: String?
+    @Option(name: .customLong("console-secure-cookies"), help: "true: console cookies always Secure (STOREGATE_CONSOLE_SECURE_COOKIES; default false).") var consoleSecureCookies: String?
+    @Option(name: .customLong("appstore-api-url"), help: "App Store Server API base URL, for a stand-in (STOREGATE_APPSTORE_API_URL; default Apple's).") var appStoreAPIURL: String?
+    @Option(name: .customLong("sync"), help: "on or off: recover missed notifications from Apple when credentials are set (STOREGATE_SYNC; default on).") var sync: String?
+    @Option(name: .customLong("sync-interval-seconds"), help: "Time between two syncs, 10-86400 (STOREGATE_SYNC_INTERVAL_SECONDS; default 900).") var syncIntervalSeconds: String?
+    @Option(name: .customLong("sync-lookback-seconds"), help: "How far before the last synced time each sync reads again (STOREGATE_SYNC_LOOKBACK_SECONDS; default 3600).") var syncLookBackSeconds: String?
+    @Option(name: .customLong("sync-start"), help: "Where the first sync starts, e.g. 2026-06-01 (STOREGATE_SYNC_START; default 180 days back).") var syncStart: String?
 
     /// The flags given, keyed by the environment variable each mirrors.
     var flagSettings: [ServerConfiguration.Setting: String?] {
@@ -56,7 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
             .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
             .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
             .postgresMaxConnections: postgresMaxConnections, .databaseTimeout: databaseTimeoutMilliseconds, .logLevel: logLevel,
-            .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile,
+            .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile, .consoleSessionMinutes: consoleSessionMinutes,
+            .consoleSecureCookies: consoleSecureCookies, .appStoreAPIURL: appStoreAPIURL, .sync: sync, .syncInterval: syncIntervalSeconds,
+            .syncLookBack: syncLookBackSeconds, .syncStart: syncStart,
         ]
     }
 

@@ -5,10 +5,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events, console. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console, sync. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events, console.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -29,7 +29,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
             case "events": try await EventsBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
             case "console": try await ConsoleBenchmark.run(iterations: iterations)
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console)")
+            case "sync": try await SyncBenchmark.run(count: max(1000, iterations * 50))
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync)")
             }
         }
     }

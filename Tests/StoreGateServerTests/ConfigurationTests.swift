@@ -120,6 +120,11 @@ struct ConfigurationTests {
         ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
         ("STOREGATE_LOG_LEVEL", "verbose"),
         ("STOREGATE_SHUTDOWN_GRACE_SECONDS", "-1"),
+        ("STOREGATE_SYNC", "sometimes"),
+        ("STOREGATE_SYNC_INTERVAL_SECONDS", "1"),
+        ("STOREGATE_SYNC_LOOKBACK_SECONDS", "-5"),
+        ("STOREGATE_SYNC_START", "yesterday"),
+        ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
     ]
 
     @Test("a bad value stops start-up with one line naming the setting and its flag", arguments: invalid)
