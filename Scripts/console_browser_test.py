@@ -539,8 +539,8 @@ def run_test(args, run, workdir, shots, state):
     driver.find_element(By.XPATH, "//header//nav//a[normalize-space()='System']").click()
     wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "System"), "the system page (h1 System) from the header nav")
     h2s = [h.text.strip() for h in driver.find_elements(By.TAG_NAME, "h2")]
-    run.check(all(t in h2s for t in ("Readiness", "Configuration warnings", "Trust anchors", "Webhook deliveries")),
-              "system: readiness, warnings, trust anchors, webhook deliveries", h2s)
+    run.check(all(t in h2s for t in ("Readiness", "Configuration warnings", "Trust anchors", "Webhook deliveries", "App Store sync")),
+              "system: readiness, warnings, trust anchors, webhook deliveries, App Store sync", h2s)
     run.check(driver.find_element(By.CSS_SELECTOR, "section.card .badge").text.strip() == "ready", "system: readiness says ready")
     run.check(driver.find_element(By.CSS_SELECTOR, "a[aria-current=page]").text.strip() == "System", "system: the nav marks System current")
     check_page_basics(run, driver, "system")

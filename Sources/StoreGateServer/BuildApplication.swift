@@ -19,7 +19,7 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
 /// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
 /// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
-/// - `GET /v1/sync/status` (`sync.read`)
+/// - `GET /v1/sync/status` (`sync.read`), `POST /v1/accounts/{account}/refresh` (`accounts.refresh`)
 /// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
 /// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
 /// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
@@ -69,10 +69,13 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> StoreGateApplication {
     let ledger = opened.ledger
+    let verification = ProofVerification(configuration: configuration, now: now)
+    let sync = SyncRunner(configuration: configuration, verification: verification, ledger: ledger, metrics: metrics, logger: logger, now: now)
     let endpoints = Endpoints(
         configuration: configuration,
-        verification: ProofVerification(configuration: configuration, now: now),
+        verification: verification,
         ledger: ledger,
+        refresher: sync?.refresher,
         metrics: metrics,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
@@ -89,6 +92,7 @@ public func buildApplication(
         ("/v1/webhooks/deliveries", [.get, .head]),
         ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
         ("/v1/sync/status", [.get, .head]),
+        ("/v1/accounts/:account/refresh", [.post]),
         ("/verifyReceipt", [.get, .head, .post]),
         ("/healthz", [.get, .head]),
         ("/readyz", [.get, .head]),
@@ -111,6 +115,7 @@ public func buildApplication(
     keyed(.webhooksManage).get("/v1/webhooks/deliveries", use: endpoints.readDeliveries)
     keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
     keyed(.syncRead).get("/v1/sync/status", use: endpoints.readSyncStatus)
+    keyed(.accountsRefresh).post("/v1/accounts/:account/refresh", use: endpoints.refreshAccount)
     router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
     router.get("/healthz", use: endpoints.health)
     router.get("/readyz", use: endpoints.ready)
@@ -134,9 +139,7 @@ public func buildApplication(
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }
-    if let sync = SyncRunner(
-        configuration: configuration, verification: endpoints.verification, ledger: ledger, metrics: metrics, logger: logger, now: now
-    ) {
+    if let sync {
         app.addServices(sync)
     }
     app.beforeServerStarts(perform: opened.prepare)

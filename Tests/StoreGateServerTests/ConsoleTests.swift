@@ -237,6 +237,7 @@ struct ConsoleTests {
             #expect(pages["inspect receipt"]?.text.contains("&quot;bundle_id&quot; : &quot;com.example.storegate&quot;") == true)
             #expect(pages["inspect jws"]?.text.contains("&quot;transactionId&quot; : &quot;2000000000000001&quot;") == true)
             #expect(pages["/console/system"]?.text.contains(Fingerprint(of: try TestData.receiptAuthority.root.der).description) == true)
+            #expect(pages["/console/system"]?.text.contains("Off: set the App Store Server API credentials") == true)
         }
     }
 

@@ -78,6 +78,7 @@ struct OpenAPITests {
         ("get", "/v1/webhooks/deliveries"),
         ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
         ("get", "/v1/sync/status"),
+        ("post", "/v1/accounts/{account}/refresh"),
         ("post", "/verifyReceipt"),
         ("get", "/verifyReceipt"),
         ("get", "/healthz"),
@@ -169,6 +170,9 @@ struct OpenAPITests {
             try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
             try await call(.get, "/v1/sync/status", "/v1/sync/status")
             try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
+            let refresh = "/v1/accounts/{account}/refresh"
+            try await call(.post, "/v1/accounts/oa/refresh", refresh)
+            try await call(.post, "/v1/accounts/oa/refresh", refresh, key: TestData.readerKey)
 
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))

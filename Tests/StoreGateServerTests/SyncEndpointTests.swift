@@ -39,7 +39,7 @@ struct SyncEndpointTests {
             configuration.appStoreEndpoints = standIn.serverAPIEndpoints
             configuration.syncSettings.interval = .seconds(1)
             var keys = configuration.apiKeys
-            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead])
+            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead, .accountsRefresh])
             configuration.apiKeys = keys
             let (app, _) = TestData.application(configuration)
             try await app.test(.live) { client in
@@ -71,6 +71,16 @@ struct SyncEndpointTests {
                 #expect(metrics.contains("storegate_sync_notifications_total{environment=\"Sandbox\",outcome=\"recovered\"} 1"))
                 #expect(metrics.contains("storegate_sync_lag_seconds{environment=\"Sandbox\"}"))
                 #expect(metrics.contains("storegate_sync_runs_total{environment=\"Production\",outcome=\"completed\"}"))
+
+                // A refresh asks Apple about zoe's one family; again at once is too soon.
+                let refreshed = try await client.send(.post, "/v1/accounts/zoe/refresh", key: "ops-key-0123456789abcdef")
+                #expect(refreshed.status == .ok)
+                #expect(try refreshed.json["families"] as? Int == 1)
+                let again = try await client.send(.post, "/v1/accounts/zoe/refresh", key: "ops-key-0123456789abcdef")
+                #expect(again.status == .tooManyRequests)
+                #expect(try again.json["code"] as? String == "rate_limited")
+                #expect(Int(again.headers[.retryAfter] ?? "") ?? 0 >= 50)
+                #expect(try await client.send(.post, "/v1/accounts/zoe/refresh", key: TestData.readerKey).status == .forbidden)
             }
         }
     }

@@ -87,6 +87,8 @@ public struct ServerConfiguration: Sendable {
     public var syncEnabled = true
     /// How the sync recovers missed notifications.
     public var syncSettings = NotificationSyncSettings()
+    /// The shortest time between two refreshes of one account (`STOREGATE_REFRESH_INTERVAL_SECONDS`, default 60 s).
+    public var refreshInterval: Duration = .seconds(60)
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
@@ -185,6 +187,7 @@ extension ServerConfiguration {
         case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
         case syncStart = "STOREGATE_SYNC_START"
+        case refreshInterval = "STOREGATE_REFRESH_INTERVAL_SECONDS"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

@@ -8,6 +8,7 @@ import NIOCore
 import StoreGateCore
 import StoreGateEvents
 import StoreGateLedger
+import StoreGateSync
 import X509
 
 /// The web console at `/console`: sign-in with an API key that has the `console` permission,
@@ -474,6 +475,17 @@ struct Console: Sendable {
             let fingerprint: String
         }
 
+        struct Sync: Sendable {
+            let bundleId: String
+            let environment: String
+            let syncedUntil: String
+            let recovered: Int64
+            let duplicates: Int64
+            let rejected: Int64
+            let lastError: String
+            let hasError: Bool
+        }
+
         struct Webhook: Sendable {
             let name: String
             let url: String
@@ -494,6 +506,9 @@ struct Console: Sendable {
         let anchors: [Anchor]
         let webhooks: [Webhook]
         let hasWebhooks: Bool
+        let syncState: String
+        let syncs: [Sync]
+        let hasSyncs: Bool
     }
 
     @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
@@ -526,13 +541,28 @@ struct Console: Sendable {
                 delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
             )
         }
+        var syncs: [SystemPage.Sync] = []
+        if let store = ledger as? any LeasedStateStore, let statuses = try? await AppStoreSyncService.statuses(of: store, at: endpoints.now()) {
+            syncs = statuses.map { status in
+                SystemPage.Sync(
+                    bundleId: status.bundleId, environment: status.environment.rawValue,
+                    syncedUntil: status.syncedUntil.map { ConsoleViews.time($0) } ?? "not yet", recovered: status.recovered,
+                    duplicates: status.duplicates, rejected: status.rejected,
+                    lastError: status.lastError.map { "\($0.code) at \(ConsoleViews.time($0.at))" } ?? "none", hasError: status.lastError != nil
+                )
+            }
+        }
+        let syncState = configuration.isSyncConfigured
+            ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
+            : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
         let ready = database == "answers and takes writes" && !TrustStore.pinnedAppleRoots.isEmpty
         return page("system", SystemPage(
             layout: layout("System", context, section: .system), readiness: ready ? "ready" : "not ready", readyTone: ready ? "good" : "bad",
             backend: ledger.backend, database: database,
             apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
-            warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty
+            warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
+            syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty
         ))
     }
 }

@@ -263,7 +263,16 @@ enum ConsoleTemplates {
             <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
           </table></div>
           {{/hasWebhooks}}
-          <p class="muted">App Store Server API sync: not part of this version.</p>
+        </section>
+        <section class="card">
+          <h2>App Store sync</h2>
+          <p>{{syncState}}</p>
+          {{#hasSyncs}}
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">App</th><th scope="col">Environment</th><th scope="col">Synced until</th><th scope="col">Recovered</th><th scope="col">Already stored</th><th scope="col">Refused</th><th scope="col">Last error</th></tr></thead>
+            <tbody>{{#syncs}}<tr><td>{{bundleId}}</td><td>{{environment}}</td><td>{{syncedUntil}}</td><td>{{recovered}}</td><td>{{duplicates}}</td><td>{{rejected}}</td><td{{#hasError}} class="bad"{{/hasError}}>{{lastError}}</td></tr>{{/syncs}}</tbody>
+          </table></div>
+          {{/hasSyncs}}
         </section>
         {{> footer}}
         """

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import StoreGateCore
 import StoreGateLedger
+import StoreGateSync
 
 /// What every handler needs: the configuration, the verifiers, the ledger, the metrics and
 /// the clock. Each group of endpoints is an extension in its own file under `Routes/`.
@@ -11,6 +12,8 @@ struct Endpoints: Sendable {
     let configuration: ServerConfiguration
     let verification: ProofVerification
     let ledger: any Ledger
+    /// Refreshes accounts from the App Store Server API; `nil` without credentials.
+    let refresher: AccountRefresher?
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
     let openAPIDocument: [UInt8]?

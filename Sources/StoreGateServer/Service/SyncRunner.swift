@@ -6,13 +6,16 @@ import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
 
-/// Runs the App Store sync in the application's service group, and closes its HTTP client
-/// when it stops. Added after ``LedgerService``, so it stops before the ledger closes.
+/// The App Store sync of the service: the notification history syncs, run in the
+/// application's service group (it closes their HTTP client when it stops; added after
+/// ``LedgerService``, so it stops before the ledger closes), and the account refresher the
+/// refresh endpoint calls, sharing the same clients.
 struct SyncRunner: Service {
     let service: AppStoreSyncService
+    let refresher: AccountRefresher
     let transport: AsyncHTTPClientTransport
 
-    /// The runner for the configured credentials: one sync per accepted Apple environment
+    /// The sync of the configured credentials: one client per accepted Apple environment
     /// (production, sandbox). `nil` without credentials, with `STOREGATE_SYNC=off`, or when
     /// the ledger keeps no leased states.
     init?(
@@ -27,7 +30,7 @@ struct SyncRunner: Service {
         let transport = AsyncHTTPClientTransport(logger: syncLogger)
         let tokens = AppStoreServerAPITokenProvider(credentials: credentials)
         let holder = "storegate-\(UUID().uuidString.lowercased())"
-        var syncs: [NotificationHistorySync] = []
+        var clients: [AppStoreServerAPIClient] = []
         for environment in [AppStoreEnvironment.production, .sandbox] where configuration.environments.contains(environment) {
             guard let verifier = verification.payloadVerifier(bundleId: credentials.bundleId, environment: environment),
                   let client = try? AppStoreServerAPIClient(
@@ -35,13 +38,20 @@ struct SyncRunner: Service {
                       verifier: verifier, logger: syncLogger, now: now
                   )
             else { continue }
-            syncs.append(NotificationHistorySync(
+            clients.append(client)
+        }
+        let syncs = clients.map { client in
+            NotificationHistorySync(
                 client: client, ledger: store, settings: configuration.syncSettings, holder: holder, metrics: metrics.instrumentFactory,
                 logger: syncLogger, now: now
-            ))
+            )
         }
         self.transport = transport
         self.service = AppStoreSyncService(syncs: syncs, interval: configuration.syncSettings.interval, logger: syncLogger)
+        self.refresher = AccountRefresher(
+            clients: clients, ledger: ledger, minimumInterval: configuration.refreshInterval, metrics: metrics.instrumentFactory,
+            logger: syncLogger, now: now
+        )
     }
 
     func run() async throws {
