@@ -12,6 +12,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             ServeCommand.self,
             AppStoreCommand.self,
             WebhookCommand.self,
+            SyncCommand.self,
         ]
     )
 }

@@ -146,13 +146,23 @@ public struct NotificationHistorySync: Sendable {
             cursor.window = SyncCursor.Window(start: start.milliseconds, end: startedAt.milliseconds)
         }
         var restartedWindow = false
+        // The next page is fetched and verified while this one is applied (Apple's answer and
+        // the verification on one core, the ledger's writes on the other).
+        var prefetched: Prefetch?
+        defer { prefetched?.task.cancel() }
         while let window = cursor.window {
             guard report.pages < max(1, settings.maxPagesPerRun) else { return Ending(outcome: .partial) }
             let query = NotificationHistoryQuery(startDate: Date(milliseconds: window.start), endDate: Date(milliseconds: window.end))
             let page: NotificationHistoryPage
             do {
-                page = try await client.notificationHistory(query, paginationToken: window.paginationToken)
+                page = try await fetch(query, token: window.paginationToken, prefetched: prefetched)
+                prefetched = nil
+                if page.hasMore, let next = page.paginationToken, report.pages + 1 < max(1, settings.maxPagesPerRun) {
+                    let client = self.client
+                    prefetched = Prefetch(query: query, token: next, task: Task { try await client.notificationHistory(query, paginationToken: next) })
+                }
             } catch {
+                prefetched = nil
                 metrics.appleError(error)
                 if (error.apiError == .paginationTokenExpired || error.apiError == .invalidPaginationToken), window.paginationToken != nil, !restartedWindow {
                     // A token from an earlier run expired: read the window again from its
@@ -214,6 +224,28 @@ public struct NotificationHistorySync: Sendable {
             }
         }
         return Ending(outcome: .completed)
+    }
+
+    /// A page being fetched ahead.
+    private struct Prefetch {
+        let query: NotificationHistoryQuery
+        let token: String
+        let task: Task<NotificationHistoryPage, any Error>
+    }
+
+    /// The page at `token`: the one fetched ahead when it is that page, else fetched now.
+    private func fetch(_ query: NotificationHistoryQuery, token: String?, prefetched: Prefetch?) async throws(AppStoreClientError) -> NotificationHistoryPage {
+        guard let prefetched, prefetched.token == token, prefetched.query == query else {
+            prefetched?.task.cancel()
+            return try await client.notificationHistory(query, paginationToken: token)
+        }
+        do {
+            return try await prefetched.task.value
+        } catch let error as AppStoreClientError {
+            throw error
+        } catch {
+            throw AppStoreClientError(.cancelled, reason: "the history page fetched ahead was cancelled", environment: client.environment)
+        }
     }
 
     private func finish(_ report: Report, cursor: SyncCursor?) -> Report {

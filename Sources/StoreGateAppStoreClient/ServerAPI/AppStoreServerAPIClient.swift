@@ -205,15 +205,20 @@ public struct AppStoreServerAPIClient: Sendable {
             ServerAPIWire.NotificationHistoryResponse.self, method: "POST", path: "/inApps/v1/notifications/history",
             query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body
         )
-        var items: [NotificationHistoryItem] = []
-        for entry in wire.notificationHistory ?? [] {
+        let entries = wire.notificationHistory ?? []
+        var payloads: [String] = []
+        payloads.reserveCapacity(entries.count)
+        for entry in entries {
             guard let signed = entry.signedPayload else {
                 throw AppStoreClientError(.malformedReply, reason: "a notification history entry has no signedPayload", environment: environment)
             }
-            items.append(NotificationHistoryItem(
-                notification: try await verifyNotification(signed),
-                sendAttempts: (entry.sendAttempts ?? []).map(SendAttempt.init)
-            ))
+            payloads.append(signed)
+        }
+        // The page's payloads are verified concurrently (each is independent); any failure
+        // refuses the whole page.
+        let verified = try await verifyNotifications(payloads)
+        let items = zip(verified, entries).map { notification, entry in
+            NotificationHistoryItem(notification: notification, sendAttempts: (entry.sendAttempts ?? []).map(SendAttempt.init))
         }
         return NotificationHistoryPage(items: items, hasMore: wire.hasMore ?? false, paginationToken: wire.paginationToken)
     }
@@ -306,6 +311,32 @@ public struct AppStoreServerAPIClient: Sendable {
             return try await verifier.verifyRenewalInfo(jws)
         } catch {
             throw AppStoreClientError(.signedPayloadRejected, reason: "signedRenewalInfo: \(error)", environment: environment)
+        }
+    }
+
+    /// Verifies notifications concurrently, answering them in their order; any failure is thrown.
+    private func verifyNotifications(_ payloads: [String]) async throws(AppStoreClientError) -> [VerifiedNotification] {
+        if payloads.count == 1 { return [try await verifyNotification(payloads[0])] }
+        var byIndex: [Int: VerifiedNotification] = [:]
+        do {
+            try await withThrowingTaskGroup(of: (Int, VerifiedNotification).self) { group in
+                for (index, payload) in payloads.enumerated() {
+                    group.addTask { (index, try await self.verifyNotification(payload)) }
+                }
+                for try await (index, notification) in group {
+                    byIndex[index] = notification
+                }
+            }
+        } catch let error as AppStoreClientError {
+            throw error
+        } catch {
+            throw AppStoreClientError(.cancelled, reason: "the verification of a history page was cancelled", environment: environment)
+        }
+        return try payloads.indices.map { (index: Int) throws(AppStoreClientError) -> VerifiedNotification in
+            guard let notification = byIndex[index] else {
+                throw AppStoreClientError(.malformedReply, reason: "a notification was not verified", environment: environment)
+            }
+            return notification
         }
     }
 
