@@ -227,6 +227,7 @@ let package = Package(
                 "StoreGateAppStoreClient",
                 "StoreGateLedger",
                 "StoreGateServer",
+                "StoreGateSync",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -3,6 +3,7 @@ import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateSignedData
+import StoreGateSync
 
 /// `storegate appstore …`: call the App Store Server API and print what it answers, every
 /// signed payload verified first.
@@ -26,6 +27,7 @@ struct AppStoreCommand: AsyncParsableCommand {
             Lookup.self,
             Refunds.self,
             TransactionInfo.self,
+            TestNotification.self,
         ]
     )
 
@@ -112,6 +114,35 @@ struct AppStoreCommand: AsyncParsableCommand {
         func run() async throws {
             try await AppStoreCLI.call(options) { client in
                 try Output.json(try await client.transactionInfo(transactionId: transactionId))
+            }
+        }
+    }
+}
+
+extension AppStoreCommand {
+    /// `appstore test-notification`: Request a Test Notification, then Get Test Notification
+    /// Status until Apple reports delivering it, printing each hop.
+    struct TestNotification: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test-notification",
+            abstract: "Ask Apple for a test notification and wait until it reaches your notification URL, printing each hop.",
+            discussion: """
+                Apple reports SUCCESS only when your server answered 200; StoreGate's webhook answers 200 only \
+                once the notification is stored. Exit 0 when a delivery succeeded, 1 otherwise.
+                """
+        )
+
+        @OptionGroup var options: AppStoreCommand.Options
+
+        @Option(name: .customLong("wait"), help: "Seconds to wait for Apple's delivery.")
+        var wait: Int = 60
+
+        func run() async throws {
+            try await AppStoreCLI.call(options) { client in
+                let result = await TestNotificationCheck(client: client, ledger: nil, timeout: .seconds(max(1, wait)), pollInterval: .seconds(1))
+                    .run { hop in print(hop.description) }
+                guard result.passed else { throw CLIError("the test notification did not reach the notification URL") }
+                return "DELIVERED: Apple's test notification reached the notification URL"
             }
         }
     }

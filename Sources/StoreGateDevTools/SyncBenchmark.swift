@@ -29,7 +29,7 @@ enum SyncBenchmark {
         // Ten renewals per family at most, as a subscriber of ten months has.
         let families = max(100, count / 10)
         let now = Date()
-        let base = JWSPayloads.milliseconds(now) - 90 * 86_400_000
+        let base = JWSPayloads.milliseconds(now) - 28 * 86_400_000  // the sandbox keeps 30 days
         @Sendable func transaction(_ id: Int, family: Int, signed: Int64) throws -> String {
             var payload = JWSPayloads.transaction(
                 bundleId: bundleId, signedDate: Date(timeIntervalSince1970: Double(signed) / 1000),
@@ -43,7 +43,7 @@ enum SyncBenchmark {
         let mintStart = BenchSupport.now()
         var purchases: [String] = []
         for family in 0..<families { purchases.append(try transaction(family, family: family, signed: base)) }
-        let step = max(1, (80 * 86_400_000) / Int64(count))
+        let step = max(1, (26 * 86_400_000) / Int64(count))
         // Minted on every core, in chunks put back in order.
         let chunks = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let notifications = try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
@@ -95,7 +95,7 @@ enum SyncBenchmark {
             )
             // The stand-in's share: 50 pages fetched raw (no verification, no ledger).
             let tokens = AppStoreServerAPITokenProvider(credentials: credentials)
-            let body = Array("{\"startDate\":\(JWSPayloads.milliseconds(now) - 170 * 86_400_000),\"endDate\":\(JWSPayloads.milliseconds(now))}".utf8)
+            let body = Array("{\"startDate\":\(JWSPayloads.milliseconds(now) - 29 * 86_400_000),\"endDate\":\(JWSPayloads.milliseconds(now))}".utf8)
             let fetchStart = BenchSupport.now()
             for page in 0..<50 {
                 let token = try await tokens.token()

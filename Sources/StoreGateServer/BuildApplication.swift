@@ -19,7 +19,8 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
 /// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
 /// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
-/// - `GET /v1/sync/status` (`sync.read`), `POST /v1/accounts/{account}/refresh` (`accounts.refresh`)
+/// - `GET /v1/sync/status` (`sync.read`), `POST /v1/sync/test-notification` (`sync.manage`),
+///   `POST /v1/accounts/{account}/refresh` (`accounts.refresh`)
 /// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
 /// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
 /// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
@@ -75,7 +76,7 @@ public func buildApplication(
         configuration: configuration,
         verification: verification,
         ledger: ledger,
-        refresher: sync?.refresher,
+        appStore: sync?.access,
         metrics: metrics,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
@@ -93,6 +94,7 @@ public func buildApplication(
         ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
         ("/v1/sync/status", [.get, .head]),
         ("/v1/accounts/:account/refresh", [.post]),
+        ("/v1/sync/test-notification", [.post]),
         ("/verifyReceipt", [.get, .head, .post]),
         ("/healthz", [.get, .head]),
         ("/readyz", [.get, .head]),
@@ -116,6 +118,7 @@ public func buildApplication(
     keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
     keyed(.syncRead).get("/v1/sync/status", use: endpoints.readSyncStatus)
     keyed(.accountsRefresh).post("/v1/accounts/:account/refresh", use: endpoints.refreshAccount)
+    keyed(.syncManage).post("/v1/sync/test-notification", use: endpoints.testNotification)
     router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
     router.get("/healthz", use: endpoints.health)
     router.get("/readyz", use: endpoints.ready)

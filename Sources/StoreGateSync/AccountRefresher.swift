@@ -76,12 +76,13 @@ public final class AccountRefresher: Sendable {
     ///   `ledger` (the store failed).
     public func refresh(_ account: AccountID) async throws(AccountRefreshError) -> Report {
         let started = now()
-        let allowedAt: Date? = lastRefresh.withLock { last in
+        let (allowedAt, previous): (Date?, Date?) = lastRefresh.withLock { last in
             if let previous = last[account], started < previous.addingTimeInterval(minimumInterval.timeInterval) {
-                return previous.addingTimeInterval(minimumInterval.timeInterval)
+                return (previous.addingTimeInterval(minimumInterval.timeInterval), previous)
             }
+            let previous = last[account]
             last[account] = started
-            return nil
+            return (nil, previous)
         }
         if let allowedAt {
             count("rate_limited")
@@ -97,6 +98,12 @@ public final class AccountRefresher: Sendable {
             return report
         } catch {
             count(error.code.rawValue)
+            if error.code == .appleUnavailable || error.code == .ledger {
+                // Nothing was refreshed: the account may be tried again at once.
+                lastRefresh.withLock { last in
+                    if last[account] == started { last[account] = previous }
+                }
+            }
             throw error
         }
     }

@@ -137,8 +137,8 @@ public struct NotificationHistorySync: Sendable {
     /// Reads pages until the window ends, the page limit, a failure or a lost lease.
     private func read(_ cursor: inout SyncCursor, report: inout Report, startedAt: Date) async -> Ending {
         if cursor.window == nil {
-            // Apple keeps 180 days; stay an hour inside so a slow first page is not refused.
-            let oldest = startedAt.addingTimeInterval(-(NotificationSyncSettings.appleRetention.timeInterval - 3600))
+            // Apple keeps 180 days (the sandbox 30); stay an hour inside so a slow first page is not refused.
+            let oldest = startedAt.addingTimeInterval(-(NotificationSyncSettings.appleRetention(of: client.environment).timeInterval - 3600))
             var start = cursor.syncedUntil.map { Date(milliseconds: $0).addingTimeInterval(-settings.lookBack.timeInterval) }
                 ?? settings.firstStart ?? oldest
             start = max(start, oldest)

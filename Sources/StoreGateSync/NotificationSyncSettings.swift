@@ -1,9 +1,12 @@
 public import Foundation
+public import StoreGateCore
 
 /// How the App Store sync recovers missed notifications from Get Notification History.
 public struct NotificationSyncSettings: Sendable, Hashable {
-    /// How long Apple keeps notification history.
-    public static let appleRetention: Duration = .seconds(180 * 86_400)
+    /// How long Apple keeps notification history: 180 days in production, 30 in the sandbox.
+    public static func appleRetention(of environment: AppStoreEnvironment) -> Duration {
+        environment == .sandbox ? .seconds(30 * 86_400) : .seconds(180 * 86_400)
+    }
 
     /// Time between two runs (`STOREGATE_SYNC_INTERVAL_SECONDS`, default 15 minutes).
     public var interval: Duration
@@ -12,7 +15,7 @@ public struct NotificationSyncSettings: Sendable, Hashable {
     /// still found, and one read twice is applied once.
     public var lookBack: Duration
     /// Where the very first run starts (`STOREGATE_SYNC_START`); `nil` starts at the oldest
-    /// day Apple still keeps (180 days back).
+    /// day Apple still keeps (180 days back in production, 30 in the sandbox).
     public var firstStart: Date?
     /// How long one instance holds the sync of an app and environment without renewing it: a
     /// killed instance's share is taken over after this (default 2 minutes).

@@ -1,6 +1,7 @@
 public import Crypto
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 public import StoreGateAppStoreClient
 public import StoreGateCore
@@ -206,7 +207,8 @@ extension AppleStandIn {
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/history")) { request, _ in
                 try await self.serve(request, environment, "inApps/v1/notifications/history") { data, body in
-                    // Apple's window: startDate <= signedDate < endDate, both required, at most 180 days back.
+                    // Apple's window: startDate <= signedDate < endDate, both required, at most 180
+                    // days back in production and 30 in the sandbox.
                     guard let query = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
                           let startDate = (query["startDate"] as? NSNumber)?.int64Value,
                           let endDate = (query["endDate"] as? NSNumber)?.int64Value
@@ -214,7 +216,7 @@ extension AppleStandIn {
                         return Self.response(for: .apiError(.generalBadRequest, httpStatus: 400))
                     }
                     guard startDate < endDate else { return Self.response(for: .apiError(.startDateAfterEndDate, httpStatus: 400)) }
-                    guard startDate >= JWSPayloads.milliseconds(Date()) - 180 * 86_400_000 else {
+                    guard startDate >= JWSPayloads.milliseconds(Date()) - (environment == .sandbox ? 30 : 180) * 86_400_000 else {
                         return Self.response(for: .apiError(.startDateTooFarInPast, httpStatus: 400))
                     }
                     let token: String? = request.uri.queryParameters.get("paginationToken").map { String($0) }
@@ -241,12 +243,18 @@ extension AppleStandIn {
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/test")) { request, _ in
-                try await self.serve(request, environment, "inApps/v1/notifications/test") { _, _ in
-                    let number = self.state.withLock { state -> Int in
+                try await self.serve(request, environment, "inApps/v1/notifications/test") { data, _ in
+                    let (number, url) = self.state.withLock { state -> (Int, String?) in
                         state.nextTestNotification += 1
-                        return state.nextTestNotification
+                        return (state.nextTestNotification, state.notificationURLs[environment])
                     }
-                    return Self.json("{\"testNotificationToken\":\"stand-in-test-\(number)_1700000000000\"}")
+                    let token = "stand-in-test-\(number)_1700000000000"
+                    if let url, let signed = data.testNotification {
+                        // As Apple does: post it to the app's notification URL, and remember the attempt.
+                        self.state.withLock { $0.testDeliveries[token] = [] }
+                        Task { await self.deliverTestNotification(signed, to: url, token: token) }
+                    }
+                    return Self.json("{\"testNotificationToken\":\"\(token)\"}")
                 }
             }
             router.get(RouterPath(stringLiteral: prefix + "/v1/notifications/test/:token")) { request, context in
@@ -254,13 +262,40 @@ extension AppleStandIn {
                     guard let token = context.parameters.get("token"), token.hasPrefix("stand-in-test-"), let signed = data.testNotification else {
                         return Self.response(for: .apiError(.testNotificationNotFound, httpStatus: 404))
                     }
-                    return Self.json(try JWSMinter.json([
-                        "signedPayload": signed,
-                        "sendAttempts": [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]],
-                    ]))
+                    var attempts: [[String: Any]] = [["attemptDate": 1_700_000_000_000, "sendAttemptResult": "SUCCESS"]]
+                    if let delivered = self.state.withLock({ $0.testDeliveries[token] }) {
+                        // Delivered to a notification URL: what happened there (404 until the first attempt).
+                        guard !delivered.isEmpty else { return Self.response(for: .apiError(.testNotificationNotFound, httpStatus: 404)) }
+                        attempts = delivered.map { ["attemptDate": JWSPayloads.milliseconds($0.date), "sendAttemptResult": $0.result] }
+                    }
+                    return Self.json(try JWSMinter.json(["signedPayload": signed, "sendAttempts": attempts]))
                 }
             }
         }
+    }
+
+    /// Where the stand-in posts the test notification of `environment` when one is requested
+    /// (as Apple posts to the app's App Store Server Notifications URL); without one, Get Test
+    /// Notification Status answers a canned success.
+    public func setNotificationURL(_ url: String?, for environment: AppStoreEnvironment) {
+        state.withLock { $0.notificationURLs[environment] = url }
+    }
+
+    /// Posts `{"signedPayload": …}` to `url` and records Apple's word for the outcome.
+    private func deliverTestNotification(_ signed: String, to url: String, token: String) async {
+        let transport = AsyncHTTPClientTransport(logger: Logger(label: "storegate.apple-stand-in", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let body = (try? JWSMinter.json(["signedPayload": signed])) ?? []
+        var result = "NO_RESPONSE"
+        do {
+            let response = try await transport.send(
+                TransportRequest(method: "POST", url: url, headers: [.init("Content-Type", "application/json")], body: body), deadline: .now + .seconds(10)
+            )
+            result = (200..<300).contains(response.status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+        } catch {
+            result = error.code == .timedOut ? "TIMED_OUT" : "NO_RESPONSE"
+        }
+        try? await transport.shutdown()
+        state.withLock { $0.testDeliveries[token, default: []].append((Date(), result)) }
     }
 
     /// The next `count` history requests that carry a pagination token are answered

@@ -60,6 +60,8 @@ public final class AppleStandIn: Sendable {
         var serverAPIRequests: [ServerAPICall] = []
         var nextTestNotification = 0
         var expiringPaginationTokens = 0
+        var notificationURLs: [AppStoreEnvironment: String] = [:]
+        var testDeliveries: [String: [(date: Date, result: String)]] = [:]
         var notificationDates: [String: Int64] = [:]
         var notificationWindows: [String: [String]] = [:]
     }

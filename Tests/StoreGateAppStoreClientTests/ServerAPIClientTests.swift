@@ -130,7 +130,7 @@ struct ServerAPIClientTests {
     func notificationPaging() async throws {
         try await withServerAPI { api in
             let uuids = (1...5).map { "00000000-0000-4000-8000-00000000000\($0)" }
-            // Signed yesterday (Apple lists the last 180 days); one older than the window is not listed.
+            // Signed yesterday (the sandbox lists the last 30 days); one older than the window is not listed.
             let yesterday = Int64(Date().addingTimeInterval(-86_400).timeIntervalSince1970 * 1000)
             let signed = try uuids.map { try api.payloads.notification($0, transaction: api.payloads.transaction("70000000000000\(10 + uuids.firstIndex(of: $0)!)"), signedDate: yesterday) }
             let outside = try api.payloads.notification("00000000-0000-4000-8000-000000000099", signedDate: yesterday - 40 * 86_400_000)
@@ -138,7 +138,7 @@ struct ServerAPIClientTests {
                 $0.notifications = [outside] + signed
                 $0.notificationPageSize = 2
             }
-            let query = NotificationHistoryQuery(startDate: Date().addingTimeInterval(-30 * 86_400), endDate: Date(), notificationType: "DID_RENEW")
+            let query = NotificationHistoryQuery(startDate: Date().addingTimeInterval(-20 * 86_400), endDate: Date(), notificationType: "DID_RENEW")
             let items = try await api.client.allNotificationHistory(query)
             #expect(items.map(\.notification.notificationUUID) == uuids)
             #expect(items.allSatisfy { $0.notification.transaction?.bundleId == appBundleId })

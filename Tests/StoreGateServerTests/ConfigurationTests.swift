@@ -124,6 +124,8 @@ struct ConfigurationTests {
         ("STOREGATE_SYNC_INTERVAL_SECONDS", "1"),
         ("STOREGATE_SYNC_LOOKBACK_SECONDS", "-5"),
         ("STOREGATE_SYNC_START", "yesterday"),
+        ("STOREGATE_REFRESH_ON_FIRST_SIGHT", "maybe"),
+        ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
     ]
 

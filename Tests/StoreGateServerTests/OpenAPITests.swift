@@ -79,6 +79,7 @@ struct OpenAPITests {
         ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
         ("get", "/v1/sync/status"),
         ("post", "/v1/accounts/{account}/refresh"),
+        ("post", "/v1/sync/test-notification"),
         ("post", "/verifyReceipt"),
         ("get", "/verifyReceipt"),
         ("get", "/healthz"),
@@ -173,6 +174,7 @@ struct OpenAPITests {
             let refresh = "/v1/accounts/{account}/refresh"
             try await call(.post, "/v1/accounts/oa/refresh", refresh)
             try await call(.post, "/v1/accounts/oa/refresh", refresh, key: TestData.readerKey)
+            try await call(.post, "/v1/sync/test-notification", "/v1/sync/test-notification")
 
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": Base64.encode(receipt)]))
             try await call(.post, "/verifyReceipt", "/verifyReceipt", body: try TestData.json(["receipt-data": "***"]))

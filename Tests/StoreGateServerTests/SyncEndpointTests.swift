@@ -38,8 +38,11 @@ struct SyncEndpointTests {
             configuration.serverAPICredentials = credentials
             configuration.appStoreEndpoints = standIn.serverAPIEndpoints
             configuration.syncSettings.interval = .seconds(1)
+            // Refresh on first sight is checked on its own (AccountRefreshTests); here the
+            // explicit refresh below must be the account's first.
+            configuration.refreshOnFirstSight = false
             var keys = configuration.apiKeys
-            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead, .accountsRefresh])
+            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead, .syncManage, .accountsRefresh])
             configuration.apiKeys = keys
             let (app, _) = TestData.application(configuration)
             try await app.test(.live) { client in
@@ -81,6 +84,26 @@ struct SyncEndpointTests {
                 #expect(try again.json["code"] as? String == "rate_limited")
                 #expect(Int(again.headers[.retryAfter] ?? "") ?? 0 >= 50)
                 #expect(try await client.send(.post, "/v1/accounts/zoe/refresh", key: TestData.readerKey).status == .forbidden)
+
+                // The wiring check: Apple (the stand-in) posts its test notification to this
+                // service's webhook; the check sees Apple's SUCCESS and the notification stored.
+                let port = try #require(client.port)
+                standIn.setNotificationURL("http://127.0.0.1:\(port)/v1/notifications/apple", for: .sandbox)
+                standIn.updateServerAPIData(.sandbox, bundleId: TestData.bundleId) {
+                    $0.testNotification = try? minter.mint(json: JWSPayloads.notification(
+                        type: "TEST", bundleId: TestData.bundleId, signedDate: Date(), notificationUUID: UUID().uuidString.lowercased()
+                    ))
+                }
+                let check = try await client.send(.post, "/v1/sync/test-notification?environment=sandbox", key: "ops-key-0123456789abcdef")
+                #expect(check.status == .ok)
+                let checked = try check.json
+                let hops = checked["hops"] as? [[String: Any]] ?? []
+                #expect(checked["passed"] as? Bool == true, "\(hops)")
+                #expect(hops.compactMap { $0["name"] as? String } == ["requested", "attempt", "stored"])
+                let ready = try await client.send(.get, "/readyz")
+                #expect(member(try ready.json, "checks", "appStoreNotifications", "status") as? String == "ok")
+                #expect(try await client.send(.post, "/v1/sync/test-notification?environment=xcode", key: "ops-key-0123456789abcdef").status == .badRequest)
+                #expect(try await client.send(.post, "/v1/sync/test-notification", key: TestData.fullKey.replacingOccurrences(of: "full", with: "nope")).status == .unauthorized)
             }
         }
     }

@@ -103,4 +103,49 @@ struct AccountRefreshTests {
             #expect(try await ledger.events(after: 0, limit: 1000) == before)
         }
     }
+
+    @Test("a family first seen in a proof refreshes its account from Apple: once, in one instance, again after Apple recovers")
+    func firstSight() async throws {
+        try await NotificationSyncTests.withStandIn { standIn, minter, makeSync in
+            let ledger = InMemoryLedger()
+            let verifier = try NotificationSyncTests.verifier(minter)
+            let client = try makeSync(ledger, "x", NotificationSyncSettings()).client
+            let refresher = AccountRefresher(clients: [client], ledger: ledger, minimumInterval: .seconds(60), logger: NotificationSyncTests.logger)
+            let follower = FirstSightRefresh(refresher: refresher, ledger: ledger, holder: "one", logger: NotificationSyncTests.logger)
+            let other = FirstSightRefresh(refresher: refresher, ledger: ledger, holder: "two", logger: NotificationSyncTests.logger)
+            // An account recorded before the service existed is not refreshed: it starts at the stream's end.
+            let old = try Self.transaction(minter, id: "6400000000000001", original: "6400000000000001", start: -40)
+            try await ledger.record(try await verifier.verifyTransaction(bytes: Array(old.utf8)).proof, for: try AccountID("old"))
+            #expect(await follower.processOnce() == .progressed)
+            #expect(await follower.processOnce() == .idle)
+            #expect(await other.processOnce() == .notHolder)
+
+            let first = try Self.transaction(minter, id: "6500000000000001", original: "6500000000000001", start: -40)
+            let renewal = try Self.transaction(minter, id: "6500000000000002", original: "6500000000000001", start: -10)
+            standIn.updateServerAPIData(.sandbox, bundleId: SyncStory.bundleId) { $0.history["6500000000000001"] = [first, renewal] }
+            try await ledger.record(try await verifier.verifyTransaction(bytes: Array(first.utf8)).proof, for: try AccountID("dee"))
+            #expect(await follower.processOnce() == .progressed)
+            #expect(try await ledger.transaction("6500000000000002", in: .test)?.account?.rawValue == "dee")
+            // The refresh's own renewal event does not refresh again.
+            #expect(await follower.processOnce() == .progressed)
+            #expect(await follower.processOnce() == .idle)
+            #expect(standIn.serverAPICalls.filter { $0.route == "inApps/v2/history" }.map { $0.query.isEmpty } == [true])
+
+            // Apple is down when eve's purchase arrives: her event waits, and is handled once Apple is back.
+            let eves = try Self.transaction(minter, id: "6600000000000001", original: "6600000000000001", start: -40)
+            let evesRenewal = try Self.transaction(minter, id: "6600000000000002", original: "6600000000000001", start: -10)
+            standIn.updateServerAPIData(.sandbox, bundleId: SyncStory.bundleId) { $0.history["6600000000000001"] = [eves, evesRenewal] }
+            try await ledger.record(try await verifier.verifyTransaction(bytes: Array(eves.utf8)).proof, for: try AccountID("eve"))
+            standIn.failAlways(.serverAPI, with: .httpStatus(503))
+            guard case .waitUntil = await follower.processOnce() else {
+                Issue.record("expected to wait for Apple")
+                return
+            }
+            #expect(try await ledger.transaction("6600000000000002", in: .test) == nil)
+            standIn.stopFailing(.serverAPI)
+            // A failed refresh does not count against the account's limit.
+            #expect(await follower.processOnce() == .progressed)
+            #expect(try await ledger.transaction("6600000000000002", in: .test)?.account?.rawValue == "eve")
+        }
+    }
 }

@@ -21,6 +21,8 @@ struct SyncStory {
 
     static let bundleId = "com.example.storegate"
     static let day: Int64 = 86_400_000
+    /// Weekly periods over the last 25 days: the sandbox keeps 30 days of notification history.
+    static let period: Int64 = 7 * day
 
     private struct Transaction {
         let id: String
@@ -33,7 +35,7 @@ struct SyncStory {
     init(minter: JWSMinter, accounts: Int, notifications total: Int, seed: UInt64, now: Date) throws {
         var random = SeededRandom(seed: seed)
         let now = JWSPayloads.milliseconds(now)
-        let start = now - 100 * Self.day
+        let start = now - 25 * Self.day
         var clock = start  // every signed date grows, so later observations win
         func tick() -> Int64 {
             clock += 60_000 + Int64(random.next() % 60_000)
@@ -79,9 +81,9 @@ struct SyncStory {
             let account = "sync-account-\(index)"
             let quota = remaining / (accounts - index)
             var budget = quota
-            // A monthly subscription bought 100 days ago; some accounts also own "lifetime".
+            // A weekly subscription bought 25 days ago; some accounts also own "lifetime".
             let original = transactionId()
-            var chain = [Transaction(id: original, product: "pro.monthly", purchased: start, expires: start + 30 * Self.day)]
+            var chain = [Transaction(id: original, product: "pro.weekly", purchased: start, expires: start + Self.period)]
             purchases.append((account, try mintTransaction(chain[0], original: original, signed: start)))
             var lifetime: (Transaction, String)?
             if random.next() % 3 == 0 {
@@ -90,12 +92,12 @@ struct SyncStory {
                 purchases.append((account, try mintTransaction(owned, original: id, signed: start)))
                 lifetime = (owned, id)
             }
-            // Renewals: 0 to 3 (three reach past now), each told by DID_RENEW.
+            // Renewals: 0 to 3 (only the third reaches past now), each told by DID_RENEW.
             let renewals = min(budget, Int(random.next() % 4))
             for _ in 0..<renewals {
                 let previous = chain[chain.count - 1]
                 let purchased = previous.expires ?? start
-                let renewal = Transaction(id: transactionId(), product: previous.product, purchased: purchased, expires: purchased + 30 * Self.day)
+                let renewal = Transaction(id: transactionId(), product: previous.product, purchased: purchased, expires: purchased + Self.period)
                 chain.append(renewal)
                 clock = max(clock, purchased)
                 try notify("DID_RENEW", renewal, original: original)

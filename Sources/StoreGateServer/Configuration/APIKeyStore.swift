@@ -21,6 +21,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case console = "console"
     /// Reading the App Store sync's status (`GET /v1/sync/status`).
     case syncRead = "sync.read"
+    /// Asking Apple for a test notification to check the webhook's wiring (`POST /v1/sync/test-notification`).
+    case syncManage = "sync.manage"
     /// Refreshing an account from the App Store Server API (`POST /v1/accounts/{account}/refresh`).
     case accountsRefresh = "accounts.refresh"
 

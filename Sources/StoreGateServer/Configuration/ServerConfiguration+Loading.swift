@@ -135,6 +135,13 @@ extension ServerConfiguration {
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
         if let seconds = try reader.integer(.refreshInterval, in: 0...86_400) { configuration.refreshInterval = .seconds(seconds) }
+        if let value = reader.value(.refreshOnFirstSight) {
+            switch value.lowercased() {
+            case "on", "true", "1": configuration.refreshOnFirstSight = true
+            case "off", "false", "0": configuration.refreshOnFirstSight = false
+            default: throw ConfigurationError(Setting.refreshOnFirstSight.rawValue, "'\(value)' is not on or off")
+            }
+        }
         if let text = reader.value(.syncStart) {
             let formatter = ISO8601DateFormatter()
             var date = formatter.date(from: text)

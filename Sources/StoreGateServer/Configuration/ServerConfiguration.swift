@@ -89,6 +89,9 @@ public struct ServerConfiguration: Sendable {
     public var syncSettings = NotificationSyncSettings()
     /// The shortest time between two refreshes of one account (`STOREGATE_REFRESH_INTERVAL_SECONDS`, default 60 s).
     public var refreshInterval: Duration = .seconds(60)
+    /// Whether an account is refreshed from Apple when a receipt or signed transaction first
+    /// shows one of its families (`STOREGATE_REFRESH_ON_FIRST_SIGHT`, default on with the sync).
+    public var refreshOnFirstSight = true
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
@@ -188,6 +191,7 @@ extension ServerConfiguration {
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
         case syncStart = "STOREGATE_SYNC_START"
         case refreshInterval = "STOREGATE_REFRESH_INTERVAL_SECONDS"
+        case refreshOnFirstSight = "STOREGATE_REFRESH_ON_FIRST_SIGHT"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

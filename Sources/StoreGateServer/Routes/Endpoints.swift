@@ -12,8 +12,8 @@ struct Endpoints: Sendable {
     let configuration: ServerConfiguration
     let verification: ProofVerification
     let ledger: any Ledger
-    /// Refreshes accounts from the App Store Server API; `nil` without credentials.
-    let refresher: AccountRefresher?
+    /// The App Store Server API (account refresh, test notification); `nil` without credentials.
+    let appStore: AppStoreAccess?
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
     let openAPIDocument: [UInt8]?

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import StoreGateCore
 import StoreGateLedger
+import StoreGateSync
 import Logging
 
 /// `GET /readyz` (`ReadyReply`).
@@ -26,6 +27,9 @@ struct ReadyReply: JSONWritable {
     struct Checks {
         let database: Database
         let trustAnchors: TrustAnchors
+        /// The last test notification per environment (`POST /v1/sync/test-notification`),
+        /// when the App Store sync is configured; informative, it does not decide readiness.
+        let appStoreNotifications: [TestNotificationCheck.Result]?
     }
 
     let status: String
@@ -47,6 +51,21 @@ struct ReadyReply: JSONWritable {
                     json.member("pinnedAppleRoots", checks.trustAnchors.pinnedAppleRoots)
                     json.member("appleRootFiles", checks.trustAnchors.appleRootFiles)
                     json.member("optInAnchors", checks.trustAnchors.optInAnchors)
+                }
+                if let results = checks.appStoreNotifications {
+                    json.key("appStoreNotifications")
+                    json.object { json in
+                        json.member("status", results.isEmpty ? "unchecked" : results.allSatisfy(\.passed) ? "ok" : "failing")
+                        json.key("lastTestNotifications")
+                        json.array(results) { json, result in
+                            json.object { json in
+                                json.member("environment", result.environment)
+                                json.member("checkedAt", result.checkedAt)
+                                json.member("passed", result.passed)
+                                json.member("failedHop", result.hops.last { !$0.isOK }?.detail)
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -83,11 +102,15 @@ extension Endpoints {
             appleRootFiles: store.appleRoots.count,
             optInAnchors: store.optInAnchors.count
         )
+        var notifications: [TestNotificationCheck.Result]?
+        if configuration.isSyncConfigured, databaseStatus == "ok", let store = ledger as? any LeasedStateStore {
+            notifications = (try? await TestNotificationCheck.lastResults(in: store)) ?? []
+        }
         let isReady = databaseStatus == "ok" && anchors.status == "ok"
         return JSONReply.response(
             ReadyReply(
                 status: isReady ? "ready" : "not_ready",
-                checks: .init(database: .init(status: databaseStatus, backend: ledger.backend), trustAnchors: anchors)
+                checks: .init(database: .init(status: databaseStatus, backend: ledger.backend), trustAnchors: anchors, appStoreNotifications: notifications)
             ),
             status: isReady ? .ok : .serviceUnavailable
         )

@@ -27,7 +27,7 @@ extension Endpoints {
     /// refreshed; 503 when Apple failed; 502 when Apple's answer did not verify.
     @Sendable func refreshAccount(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
-        guard let refresher else {
+        guard let refresher = appStore?.refresher else {
             throw APIError(.conflict, "appstore_not_configured", "refreshing needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
         }
         do throws(AccountRefreshError) {

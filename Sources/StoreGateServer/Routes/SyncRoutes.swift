@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
@@ -56,5 +57,48 @@ extension Endpoints {
             enabled: configuration.isSyncConfigured, interval: Int64(configuration.syncSettings.interval.components.seconds),
             statuses: statuses, now: now()
         ))
+    }
+}
+
+/// The reply of `POST /v1/sync/test-notification` (`TestNotificationReply`).
+struct TestNotificationReply: JSONWritable {
+    let result: TestNotificationCheck.Result
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("environment", result.environment)
+            json.member("checkedAt", result.checkedAt)
+            json.member("passed", result.passed)
+            json.key("hops")
+            json.array(result.hops) { json, hop in
+                json.object { json in
+                    json.member("name", hop.name)
+                    json.member("ok", hop.isOK)
+                    json.member("detail", hop.detail)
+                }
+            }
+        }
+    }
+}
+
+extension Endpoints {
+    /// `POST /v1/sync/test-notification?environment=production|sandbox`: asks Apple for a test
+    /// notification, waits (up to 60 s) until Apple reports delivering it, and confirms the
+    /// webhook stored it; every hop in the reply, the result kept for `/readyz`. 200 with
+    /// `passed` false when a hop failed.
+    @Sendable func testNotification(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let appStore else {
+            throw APIError(.conflict, "appstore_not_configured", "the check needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
+        }
+        let name = request.uri.queryParameters["environment"].map(String.init) ?? "production"
+        guard let environment = AppStoreEnvironment(name: name), let client = appStore.client(environment) else {
+            throw APIError(.badRequest, "invalid_query_parameter", "'environment' is an accepted Apple environment: production or sandbox", field: "environment")
+        }
+        let result = await TestNotificationCheck(client: client, ledger: ledger, pollInterval: .seconds(1)).run()
+        if let store = ledger as? any LeasedStateStore {
+            await TestNotificationCheck.remember(result, in: store, holder: appStore.holder)
+        }
+        context.logger.info("test notification check", metadata: ["environment": "\(environment.rawValue)", "passed": "\(result.passed)"])
+        return JSONReply.response(TestNotificationReply(result: result))
     }
 }

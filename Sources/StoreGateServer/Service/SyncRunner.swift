@@ -12,7 +12,10 @@ import StoreGateSync
 /// refresh endpoint calls, sharing the same clients.
 struct SyncRunner: Service {
     let service: AppStoreSyncService
-    let refresher: AccountRefresher
+    /// What the endpoints use: the refresher and the clients (the test-notification check).
+    let access: AppStoreAccess
+    /// Refreshes an account when a receipt or signed transaction first shows one of its families.
+    let firstSight: FirstSightRefresh?
     let transport: AsyncHTTPClientTransport
 
     /// The sync of the configured credentials: one client per accepted Apple environment
@@ -48,14 +51,39 @@ struct SyncRunner: Service {
         }
         self.transport = transport
         self.service = AppStoreSyncService(syncs: syncs, interval: configuration.syncSettings.interval, logger: syncLogger)
-        self.refresher = AccountRefresher(
+        let refresher = AccountRefresher(
             clients: clients, ledger: ledger, minimumInterval: configuration.refreshInterval, metrics: metrics.instrumentFactory,
             logger: syncLogger, now: now
         )
+        self.access = AppStoreAccess(refresher: refresher, clients: clients, holder: holder)
+        self.firstSight = configuration.refreshOnFirstSight
+            ? FirstSightRefresh(refresher: refresher, ledger: store, holder: holder, logger: syncLogger, now: now)
+            : nil
     }
 
     func run() async throws {
-        try await service.run()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.run() }
+            if let firstSight {
+                group.addTask { try await firstSight.run() }
+            }
+            try await group.waitForAll()
+        }
         try await transport.shutdown()
+    }
+}
+
+/// The App Store Server API as the endpoints see it.
+struct AppStoreAccess: Sendable {
+    /// Refreshes one account.
+    let refresher: AccountRefresher
+    /// One client per accepted Apple environment.
+    let clients: [AppStoreServerAPIClient]
+    /// This instance's name in leases.
+    let holder: String
+
+    /// The client of `environment`, if it is accepted.
+    func client(_ environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {
+        clients.first { $0.environment == environment }
     }
 }
