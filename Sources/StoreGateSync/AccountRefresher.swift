@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 public import Metrics
 public import StoreGateAppStoreClient
-public import StoreGateCore
+import StoreGateCore
 public import StoreGateLedger
 import Synchronization
 
@@ -77,8 +77,8 @@ public final class AccountRefresher: Sendable {
     public func refresh(_ account: AccountID) async throws(AccountRefreshError) -> Report {
         let started = now()
         let (allowedAt, previous): (Date?, Date?) = lastRefresh.withLock { last in
-            if let previous = last[account], started < previous.addingTimeInterval(minimumInterval.timeInterval) {
-                return (previous.addingTimeInterval(minimumInterval.timeInterval), previous)
+            if let previous = last[account], started < previous.addingTimeInterval(minimumInterval.seconds) {
+                return (previous.addingTimeInterval(minimumInterval.seconds), previous)
             }
             let previous = last[account]
             last[account] = started

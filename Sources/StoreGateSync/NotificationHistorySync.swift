@@ -110,13 +110,13 @@ public struct NotificationHistorySync: Sendable {
                 logger.warning("the stored sync cursor cannot be read; starting over (notifications read again are applied once)", metadata: ["sync.state": "\(stateName)"])
             }
         }
-        cursor.lastRunAt = started.milliseconds
+        cursor.lastRunAt = started.ledgerMilliseconds
         var report = Report(outcome: .completed)
         let outcome = await read(&cursor, report: &report, startedAt: started)
         report.outcome = outcome.outcome
         report.error = outcome.error
         if outcome.outcome == .failed, let error = outcome.error {
-            cursor.lastError = SyncCursor.Failure(code: outcome.code ?? "failed", message: error, at: now().milliseconds)
+            cursor.lastError = SyncCursor.Failure(code: outcome.code ?? "failed", message: error, at: now().ledgerMilliseconds)
         }
         if outcome.outcome != .leaseLost {
             // The final save (the failure, or the completed window); a lost lease saves nothing.
@@ -138,12 +138,12 @@ public struct NotificationHistorySync: Sendable {
     private func read(_ cursor: inout SyncCursor, report: inout Report, startedAt: Date) async -> Ending {
         if cursor.window == nil {
             // Apple keeps 180 days (the sandbox 30); stay an hour inside so a slow first page is not refused.
-            let oldest = startedAt.addingTimeInterval(-(NotificationSyncSettings.appleRetention(of: client.environment).timeInterval - 3600))
-            var start = cursor.syncedUntil.map { Date(milliseconds: $0).addingTimeInterval(-settings.lookBack.timeInterval) }
+            let oldest = startedAt.addingTimeInterval(-(NotificationSyncSettings.appleRetention(of: client.environment).seconds - 3600))
+            var start = cursor.syncedUntil.map { Date(ledgerMilliseconds: $0).addingTimeInterval(-settings.lookBack.seconds) }
                 ?? settings.firstStart ?? oldest
             start = max(start, oldest)
             guard start < startedAt else { return Ending(outcome: .completed) }
-            cursor.window = SyncCursor.Window(start: start.milliseconds, end: startedAt.milliseconds)
+            cursor.window = SyncCursor.Window(start: start.ledgerMilliseconds, end: startedAt.ledgerMilliseconds)
         }
         var restartedWindow = false
         // The next page is fetched and verified while this one is applied (Apple's answer and
@@ -152,7 +152,7 @@ public struct NotificationHistorySync: Sendable {
         defer { prefetched?.task.cancel() }
         while let window = cursor.window {
             guard report.pages < max(1, settings.maxPagesPerRun) else { return Ending(outcome: .partial) }
-            let query = NotificationHistoryQuery(startDate: Date(milliseconds: window.start), endDate: Date(milliseconds: window.end))
+            let query = NotificationHistoryQuery(startDate: Date(ledgerMilliseconds: window.start), endDate: Date(ledgerMilliseconds: window.end))
             let page: NotificationHistoryPage
             do {
                 page = try await fetch(query, token: window.paginationToken, prefetched: prefetched)
@@ -211,7 +211,7 @@ public struct NotificationHistorySync: Sendable {
             } else {
                 cursor.syncedUntil = window.end
                 cursor.window = nil
-                cursor.lastSuccessAt = now().milliseconds
+                cursor.lastSuccessAt = now().ledgerMilliseconds
                 cursor.lastError = nil
             }
             do {
@@ -257,19 +257,5 @@ public struct NotificationHistorySync: Sendable {
             ])
         }
         return report
-    }
-}
-
-extension Date {
-    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-
-    init(milliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

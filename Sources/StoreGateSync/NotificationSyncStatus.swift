@@ -1,5 +1,6 @@
 public import Foundation
 public import StoreGateCore
+import StoreGateLedger
 
 /// Where the sync of one app and environment stands, as `GET /v1/sync/status` shows it.
 public struct NotificationSyncStatus: Sendable {
@@ -35,7 +36,7 @@ public struct NotificationSyncStatus: Sendable {
     }
 
     init(bundleId: String, environment: AppStoreEnvironment, cursor: SyncCursor, leaseHolder: String?) {
-        func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+        let date = Date.init(ledgerMilliseconds:)
         self.bundleId = bundleId
         self.environment = environment
         syncedUntil = cursor.syncedUntil.map(date)
