@@ -125,23 +125,11 @@ extension ServerConfiguration {
             }
             configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
         }
-        if let value = reader.value(.sync) {
-            switch value.lowercased() {
-            case "on", "true", "1": configuration.syncEnabled = true
-            case "off", "false", "0": configuration.syncEnabled = false
-            default: throw ConfigurationError(Setting.sync.rawValue, "'\(value)' is not on or off")
-            }
-        }
+        if let enabled = try reader.onOff(.sync) { configuration.syncEnabled = enabled }
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
         if let seconds = try reader.integer(.refreshInterval, in: 0...86_400) { configuration.refreshInterval = .seconds(seconds) }
-        if let value = reader.value(.refreshOnFirstSight) {
-            switch value.lowercased() {
-            case "on", "true", "1": configuration.refreshOnFirstSight = true
-            case "off", "false", "0": configuration.refreshOnFirstSight = false
-            default: throw ConfigurationError(Setting.refreshOnFirstSight.rawValue, "'\(value)' is not on or off")
-            }
-        }
+        if let enabled = try reader.onOff(.refreshOnFirstSight) { configuration.refreshOnFirstSight = enabled }
         if let text = reader.value(.syncStart) {
             let formatter = ISO8601DateFormatter()
             var date = formatter.date(from: text)
@@ -274,6 +262,16 @@ struct SettingReader {
             throw ConfigurationError(setting.rawValue, "'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
         }
         return number
+    }
+
+    /// `on`/`true`/`1` or `off`/`false`/`0`; `nil` when unset.
+    func onOff(_ setting: ServerConfiguration.Setting) throws(ConfigurationError) -> Bool? {
+        guard let text = value(setting) else { return nil }
+        switch text.lowercased() {
+        case "on", "true", "1": return true
+        case "off", "false", "0": return false
+        default: throw ConfigurationError(setting.rawValue, "'\(text)' is not on or off")
+        }
     }
 
     func fileText(_ setting: ServerConfiguration.Setting, path: String) throws(ConfigurationError) -> String {
