@@ -143,6 +143,19 @@ extension AppleStandIn {
         }
     }
 
+    /// One Send Consumption Information the stand-in accepted.
+    public struct ConsumptionCall: Sendable, Hashable {
+        /// The environment Apple names.
+        public let environment: AppStoreEnvironment
+        /// The transaction in the path.
+        public let transactionId: String
+        /// The JSON body.
+        public let body: [UInt8]
+    }
+
+    /// Every Send Consumption Information accepted, in order.
+    public var consumptionRequests: [ConsumptionCall] { state.withLock { $0.consumptionRequests } }
+
     /// Every token refusal, in order.
     public var authFailures: [AuthFailure] { state.withLock { $0.authFailures } }
 
@@ -240,6 +253,21 @@ extension AppleStandIn {
                     }
                     let end = min(listed.count, start + size)
                     return Self.json(Self.historyPage(listed[start..<end], next: end < listed.count ? "p\(end)" : nil))
+                }
+            }
+            router.put(RouterPath(stringLiteral: prefix + "/v2/transactions/consumption/:id")) { request, context in
+                try await self.serve(request, environment, "inApps/v2/transactions/consumption") { _, body in
+                    // Apple's rules: consent true, a delivery status, the sample flag.
+                    guard let id = context.parameters.get("id"),
+                          let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+                    else { return Self.response(for: .apiError(.generalBadRequest, httpStatus: 400)) }
+                    guard object["customerConsented"] as? Bool == true else {
+                        return Self.response(for: .apiError(.invalidCustomerConsented, httpStatus: 400))
+                    }
+                    guard object["deliveryStatus"] is String else { return Self.response(for: .apiError(.invalidDeliveryStatus, httpStatus: 400)) }
+                    guard object["sampleContentProvided"] is Bool else { return Self.response(for: .apiError(.invalidSampleContentProvided, httpStatus: 400)) }
+                    self.state.withLock { $0.consumptionRequests.append(ConsumptionCall(environment: environment, transactionId: id, body: body)) }
+                    return Response(status: .accepted)
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/test")) { request, _ in

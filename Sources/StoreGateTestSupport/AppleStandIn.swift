@@ -62,6 +62,7 @@ public final class AppleStandIn: Sendable {
         var expiringPaginationTokens = 0
         var notificationURLs: [AppStoreEnvironment: String] = [:]
         var testDeliveries: [String: [(date: Date, result: String)]] = [:]
+        var consumptionRequests: [ConsumptionCall] = []
         var notificationDates: [String: Int64] = [:]
         var notificationWindows: [String: [String]] = [:]
     }

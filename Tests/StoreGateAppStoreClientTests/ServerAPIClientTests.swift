@@ -151,6 +151,38 @@ struct ServerAPIClientTests {
         }
     }
 
+    @Test("Send Consumption Information puts Apple's request body; Apple's rules are checked before calling")
+    func consumptionInformation() async throws {
+        try await withServerAPI { api in
+            let information = ConsumptionInformation(
+                customerConsented: true, consumptionPercentage: 25_000, deliveryStatus: .delivered, sampleContentProvided: false,
+                refundPreference: .grantProrated
+            )
+            try await api.client.sendConsumptionInformation(transactionId: "7100000000000001", information)
+            let sent = try #require(api.standIn.consumptionRequests.first)
+            #expect(sent.transactionId == "7100000000000001")
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(sent.body)) as? [String: Any])
+            #expect(body["customerConsented"] as? Bool == true)
+            #expect(body["consumptionPercentage"] as? Int == 25_000)
+            #expect(body["deliveryStatus"] as? String == "DELIVERED")
+            #expect(body["sampleContentProvided"] as? Bool == false)
+            #expect(body["refundPreference"] as? String == "GRANT_PRORATED")
+            #expect(body.count == 5)
+
+            let calls = api.standIn.serverAPICalls.count
+            for refused in [
+                ConsumptionInformation(customerConsented: false, consumptionPercentage: nil, deliveryStatus: .delivered, sampleContentProvided: false),
+                ConsumptionInformation(customerConsented: true, consumptionPercentage: 100_001, deliveryStatus: .delivered, sampleContentProvided: false),
+                ConsumptionInformation(customerConsented: true, consumptionPercentage: 5_000, deliveryStatus: .undeliveredOther, sampleContentProvided: false),
+                ConsumptionInformation(customerConsented: true, consumptionPercentage: nil, deliveryStatus: .delivered, sampleContentProvided: true, refundPreference: .grantProrated),
+            ] {
+                let error = await appStoreError { try await api.client.sendConsumptionInformation(transactionId: "7100000000000001", refused) }
+                #expect(error?.code == .invalidRequest)
+            }
+            #expect(api.standIn.serverAPICalls.count == calls)  // refused before calling Apple
+        }
+    }
+
     @Test("a test notification is requested and its status read")
     func testNotification() async throws {
         try await withServerAPI { api in

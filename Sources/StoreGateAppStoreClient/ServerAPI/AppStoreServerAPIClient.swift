@@ -240,6 +240,18 @@ public struct AppStoreServerAPIClient: Sendable {
         return TestNotificationStatus(notification: try await verifyNotification(signed), sendAttempts: (wire.sendAttempts ?? []).map(SendAttempt.init))
     }
 
+    /// Send Consumption Information: `PUT /inApps/v2/transactions/consumption/{transactionId}`,
+    /// after a `CONSUMPTION_REQUEST` notification (Apple answers 202).
+    ///
+    /// - Throws: ``AppStoreClientError/Code/invalidRequest`` before calling Apple when the
+    ///   information breaks Apple's rules (no consent; a percentage with an undelivered
+    ///   purchase; a prorated refund without a percentage); anything a call throws.
+    public func sendConsumptionInformation(transactionId: String, _ information: ConsumptionInformation) async throws(AppStoreClientError) {
+        let path = "/inApps/v2/transactions/consumption/" + (try Self.pathSegment(transactionId, name: "transaction id"))
+        let body = try information.wireBody()
+        _ = try await send(method: "PUT", path: path, body: body, accepting: [200, 202])
+    }
+
     // MARK: Plumbing
 
     /// Sends one authenticated request under the retry policy and decodes the answer.
@@ -250,6 +262,24 @@ public struct AppStoreServerAPIClient: Sendable {
         query: [(String, String)] = [],
         body: [UInt8]? = nil
     ) async throws(AppStoreClientError) -> Wire {
+        let response = try await send(method: method, path: path, query: query, body: body)
+        do {
+            return try JSONDecoder().decode(Wire.self, from: Data(response.body))
+        } catch let error as DecodingError {
+            throw AppStoreClientError(.malformedReply, reason: "\(path): \(DecodingErrorSummary(error))", environment: environment)
+        } catch {
+            throw AppStoreClientError(.malformedReply, reason: "\(path): the answer is not JSON", environment: environment)
+        }
+    }
+
+    /// Sends one authenticated request under the retry policy; any status in `success` is an answer.
+    func send(
+        method: String,
+        path: String,
+        query: [(String, String)] = [],
+        body: [UInt8]? = nil,
+        accepting success: Set<Int> = [200]
+    ) async throws(AppStoreClientError) -> TransportResponse {
         let url = baseURL + path + Self.queryString(query)
         let retrier = Retrier(policy: retryPolicy, logger: logger, now: now)
         let environment = self.environment
@@ -263,19 +293,13 @@ public struct AppStoreServerAPIClient: Sendable {
                 if response.status == 401 {
                     await self.tokens.invalidate()
                 }
-                try HTTPStatusPolicy.requireSuccess(response, environment: environment, now: self.now())
+                try HTTPStatusPolicy.requireSuccess(response, environment: environment, now: self.now(), accepting: success)
                 return response
             }.value
         } catch {
             throw error.with(environment: environment)
         }
-        do {
-            return try JSONDecoder().decode(Wire.self, from: Data(response.body))
-        } catch let error as DecodingError {
-            throw AppStoreClientError(.malformedReply, reason: "\(path): \(DecodingErrorSummary(error))", environment: environment)
-        } catch {
-            throw AppStoreClientError(.malformedReply, reason: "\(path): the answer is not JSON", environment: environment)
-        }
+        return response
     }
 
     private func checkBundle(_ bundleId: String?) throws(AppStoreClientError) {

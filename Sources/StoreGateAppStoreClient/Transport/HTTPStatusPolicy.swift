@@ -5,10 +5,11 @@ import StoreGateCore
 enum HTTPStatusPolicy {
     /// Passes 200 and throws otherwise: 429 with its `Retry-After` time, 401, 5xx (retryable)
     /// and any other status (not retryable).
-    static func requireSuccess(_ response: TransportResponse, environment: AppStoreEnvironment?, now: Date = Date()) throws(AppStoreClientError) {
+    static func requireSuccess(
+        _ response: TransportResponse, environment: AppStoreEnvironment?, now: Date = Date(), accepting success: Set<Int> = [200]
+    ) throws(AppStoreClientError) {
+        if success.contains(response.status) { return }
         switch response.status {
-        case 200:
-            return
         case 429:
             throw AppStoreClientError(
                 .rateLimited,
