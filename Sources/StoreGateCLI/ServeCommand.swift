@@ -54,6 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sync-lookback-seconds"), help: "How far before the last synced time each sync reads again (STOREGATE_SYNC_LOOKBACK_SECONDS; default 3600).") var syncLookBackSeconds: String?
     @Option(name: .customLong("refresh-interval-seconds"), help: "Shortest time between two refreshes of one account, 0-86400 (STOREGATE_REFRESH_INTERVAL_SECONDS; default 60).") var refreshIntervalSeconds: String?
     @Option(name: .customLong("refresh-on-first-sight"), help: "on or off: refresh an account from Apple when a proof first shows one of its families (STOREGATE_REFRESH_ON_FIRST_SIGHT; default on).") var refreshOnFirstSight: String?
+    @Option(name: .customLong("consumption"), help: "off or consented: answer Apple's consumption requests, stating the customers' consent the app collected (STOREGATE_CONSUMPTION; default off).") var consumption: String?
+    @Option(name: .customLong("consumption-sample-content"), help: "on or off: the app offers a free sample or trial before purchase, as told to Apple (STOREGATE_CONSUMPTION_SAMPLE_CONTENT; default off).") var consumptionSampleContent: String?
+    @Option(name: .customLong("consumption-refund-preference"), help: "none, decline, grant_full or grant_prorated, as told to Apple (STOREGATE_CONSUMPTION_REFUND_PREFERENCE; default none).") var consumptionRefundPreference: String?
     @Option(name: .customLong("sync-start"), help: "Where the first sync starts, e.g. 2026-06-01 (STOREGATE_SYNC_START; default 180 days back).") var syncStart: String?
 
     /// The flags given, keyed by the environment variable each mirrors.
@@ -68,7 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
             .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile, .consoleSessionMinutes: consoleSessionMinutes,
             .consoleSecureCookies: consoleSecureCookies, .appStoreAPIURL: appStoreAPIURL, .sync: sync, .syncInterval: syncIntervalSeconds,
             .syncLookBack: syncLookBackSeconds, .syncStart: syncStart, .refreshInterval: refreshIntervalSeconds,
-            .refreshOnFirstSight: refreshOnFirstSight,
+            .refreshOnFirstSight: refreshOnFirstSight, .consumption: consumption, .consumptionSampleContent: consumptionSampleContent,
+            .consumptionRefundPreference: consumptionRefundPreference,
         ]
     }
 

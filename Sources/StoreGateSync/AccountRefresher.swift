@@ -168,9 +168,7 @@ public final class AccountRefresher: Sendable {
     }
 
     private func client(for environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {
-        if let client = clients[environment] { return client }
-        // An opt-in anchor's proofs report Test or Xcode; the stand-in answers as the sandbox.
-        return environment == .test || environment == .xcode ? clients[.sandbox] : nil
+        clients.serving(environment)
     }
 
     private static func mapped(_ error: AppStoreClientError) -> AccountRefreshError {
@@ -215,4 +213,13 @@ public struct AccountRefreshError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(reason)" }
+}
+
+extension Dictionary where Key == AppStoreEnvironment, Value == AppStoreServerAPIClient {
+    /// The client that answers for `environment`'s transactions: its own, or for an opt-in
+    /// anchor's proofs (which report Test or Xcode) the sandbox's, as the stand-in answers.
+    func serving(_ environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {
+        if let client = self[environment] { return client }
+        return environment == .test || environment == .xcode ? self[.sandbox] : nil
+    }
 }

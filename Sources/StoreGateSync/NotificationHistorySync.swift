@@ -54,6 +54,7 @@ public struct NotificationHistorySync: Sendable {
     private let ledger: any Ledger & LeasedStateStore
     private let settings: NotificationSyncSettings
     private let holder: String
+    private let consumption: ConsumptionResponder?
     private let metrics: SyncMetrics
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -65,6 +66,8 @@ public struct NotificationHistorySync: Sendable {
     ///   - ledger: The ledger notifications are applied to and the cursor is kept in.
     ///   - settings: Window, look-back, lease, page limit.
     ///   - holder: This instance's name in leases (unique per process).
+    ///   - consumption: Queues the answer to every recovered `CONSUMPTION_REQUEST`, as the
+    ///     webhook does (once per notification, whichever route saw it first).
     ///   - metrics: Where the sync's instruments are created.
     ///   - logger: Receives runs and failures; never a signed payload.
     ///   - now: The clock.
@@ -73,6 +76,7 @@ public struct NotificationHistorySync: Sendable {
         ledger: any Ledger & LeasedStateStore,
         settings: NotificationSyncSettings = NotificationSyncSettings(),
         holder: String,
+        consumption: ConsumptionResponder? = nil,
         metrics: any MetricsFactory = MetricsSystem.factory,
         logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
@@ -81,6 +85,7 @@ public struct NotificationHistorySync: Sendable {
         self.ledger = ledger
         self.settings = settings
         self.holder = holder
+        self.consumption = consumption
         self.metrics = SyncMetrics(factory: metrics, environment: client.environment)
         self.logger = logger
         self.now = now
@@ -181,6 +186,7 @@ public struct NotificationHistorySync: Sendable {
             for item in page.items {
                 do {
                     let outcome = try await ledger.apply(item.notification)
+                    try await consumption?.enqueue(item.notification)
                     if outcome.isDuplicate {
                         counts.duplicates += 1
                     } else {

@@ -10,6 +10,8 @@ import StoreGateCore
 /// - `storegate_sync_cursor_timestamp_seconds{environment}`: the end of the last synced window
 /// - `storegate_sync_last_success_timestamp_seconds{environment}`
 /// - `storegate_sync_lag_seconds{environment}`: now less the cursor
+/// - `storegate_sync_accounts_refreshed_total{outcome}` (``AccountRefresher``)
+/// - `storegate_sync_consumption_total{environment,outcome}` (``ConsumptionResponder``)
 struct SyncMetrics: Sendable {
     let factory: any MetricsFactory
     let environment: String

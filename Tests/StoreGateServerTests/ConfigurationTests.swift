@@ -8,6 +8,7 @@ import Logging
 import StoreGateAppStoreClient
 import StoreGateEvents
 import StoreGateLedger
+import StoreGateSync
 
 @Suite("Configuration from environment variables and flags")
 struct ConfigurationTests {
@@ -23,6 +24,7 @@ struct ConfigurationTests {
         #expect(configuration.apps.isEmpty)
         #expect(configuration.encryption == nil)
         #expect(configuration.sharedSecret == nil)
+        #expect(!configuration.consumption.customerConsented)  // nothing goes to Apple unless the app says so
         #expect(configuration.startupWarnings.contains { $0.contains("STOREGATE_BUNDLE_IDS") })
     }
 
@@ -60,6 +62,9 @@ struct ConfigurationTests {
             "STOREGATE_LOG_LEVEL": "debug",
             "STOREGATE_SHUTDOWN_GRACE_SECONDS": "5",
             "STOREGATE_WEBHOOKS_FILE": webhooks.path,
+            "STOREGATE_CONSUMPTION": "consented",
+            "STOREGATE_CONSUMPTION_SAMPLE_CONTENT": "on",
+            "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "grant_prorated",
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -83,6 +88,9 @@ struct ConfigurationTests {
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownGracePeriod == .seconds(5))
         #expect(configuration.webhooks.map(\.name) == ["backend"])
+        #expect(configuration.consumption.customerConsented)
+        #expect(configuration.consumption.sampleContentProvided)
+        #expect(configuration.consumption.refundPreference == .grantProrated)
         #expect(configuration.webhooks.first?.types == ["transaction.revoked"])
         #expect(configuration.startupWarnings.contains { $0.contains("webhook endpoint 'backend' is plain http") })
         let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -125,6 +133,9 @@ struct ConfigurationTests {
         ("STOREGATE_SYNC_LOOKBACK_SECONDS", "-5"),
         ("STOREGATE_SYNC_START", "yesterday"),
         ("STOREGATE_REFRESH_ON_FIRST_SIGHT", "maybe"),
+        ("STOREGATE_CONSUMPTION", "on"),
+        ("STOREGATE_CONSUMPTION_SAMPLE_CONTENT", "sometimes"),
+        ("STOREGATE_CONSUMPTION_REFUND_PREFERENCE", "grant_half"),
         ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
     ]

@@ -107,4 +107,67 @@ struct SyncEndpointTests {
             }
         }
     }
+
+    @Test("with STOREGATE_CONSUMPTION=consented a CONSUMPTION_REQUEST reaching the webhook is answered from the ledger; status and metrics show it")
+    func answersConsumptionRequest() async throws {
+        try await AppleStandIn.run { standIn in
+            let (credentials, account) = AppleStandIn.ServerAPIAccount.makeTestPair(bundleId: TestData.bundleId)
+            standIn.setServerAPIAccount(account)
+            for environment in [AppStoreEnvironment.production, .sandbox] {
+                standIn.updateServerAPIData(environment, bundleId: TestData.bundleId) { _ in }
+            }
+            let minter = try TestData.jwsMinter
+            let coins = try minter.mint(json: JWSPayloads.transaction(
+                bundleId: TestData.bundleId, signedDate: Date().addingTimeInterval(-600), transactionId: "8900000000000001",
+                originalTransactionId: "8900000000000001", productId: "coins.100", type: "Consumable", quantity: 4
+            ))
+            let request = try minter.mint(json: JWSPayloads.notification(
+                type: "CONSUMPTION_REQUEST", bundleId: TestData.bundleId, signedDate: Date().addingTimeInterval(-60),
+                signedTransactionInfo: coins, notificationUUID: UUID().uuidString.lowercased()
+            ))
+            var configuration = try TestData.configuration()
+            configuration.serverAPICredentials = credentials
+            configuration.appStoreEndpoints = standIn.serverAPIEndpoints
+            configuration.refreshOnFirstSight = false
+            configuration.consumption.customerConsented = true
+            configuration.consumption.refundPreference = .decline
+            configuration.consumption.pollInterval = .milliseconds(50)
+            var keys = configuration.apiKeys
+            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead])
+            configuration.apiKeys = keys
+            let (app, _) = TestData.application(configuration)
+            try await app.test(.live) { client in
+                let recorded = try await client.send(.post, "/v1/transactions/verify", key: TestData.fullKey,
+                                                     body: try TestData.json(["signedTransaction": coins, "account": "yan"]))
+                #expect(recorded.status == .ok)
+                let consumed = try await client.send(.post, "/v1/accounts/yan/consumables/coins.100/consume", key: TestData.fullKey,
+                                                     body: try TestData.json(["quantity": 1, "idempotencyKey": "spend-1"]))
+                #expect(consumed.status == .ok)
+                // Apple delivers the request twice; it is answered once.
+                for _ in 0..<2 {
+                    let stored = try await client.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": request]))
+                    #expect(stored.status == .ok)
+                }
+                for _ in 0..<400 where standIn.consumptionRequests.isEmpty {
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                try await Task.sleep(for: .milliseconds(200))  // a second answer would have gone out by now
+                let calls = standIn.consumptionRequests
+                #expect(calls.map(\.transactionId) == ["8900000000000001"])
+                let call = try #require(calls.first)
+                let body = try #require(try JSONSerialization.jsonObject(with: Data(call.body)) as? [String: Any])
+                #expect(body["deliveryStatus"] as? String == "DELIVERED")
+                #expect(body["consumptionPercentage"] as? Int == 25_000)
+                #expect(body["refundPreference"] as? String == "DECLINE")
+                #expect(body["customerConsented"] as? Bool == true)
+                let status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                let requests = try #require(try status.json["consumptionRequests"] as? [String: Any])
+                #expect(requests["answered"] as? Bool == true)
+                #expect(requests["sent"] as? Int == 1)
+                #expect(requests["pending"] as? Int == 0)
+                let metrics = String(buffer: try await client.send(.get, "/metrics").body)
+                #expect(metrics.contains("storegate_sync_consumption_total{environment=\"Test\",outcome=\"sent\"} 1"), "\(metrics.split(separator: "\n").filter { $0.contains("consumption") })")
+            }
+        }
+    }
 }

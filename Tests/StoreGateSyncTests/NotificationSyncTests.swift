@@ -60,7 +60,9 @@ struct NotificationSyncTests {
 
     /// Records the story's first purchases, then hands the webhook a random 60 % of its
     /// notifications, shuffled, some twice; returns the UUIDs it delivered.
-    static func prepare(_ ledger: any Ledger, story: SyncStory, minter: JWSMinter, seed: UInt64) async throws -> Set<String> {
+    static func prepare(
+        _ ledger: any Ledger, story: SyncStory, minter: JWSMinter, seed: UInt64, consumption: ConsumptionResponder? = nil
+    ) async throws -> Set<String> {
         let verifier = try verifier(minter)
         for purchase in story.purchases {
             let verified = try await verifier.verifyTransaction(bytes: Array(purchase.signedTransaction.utf8))
@@ -73,8 +75,29 @@ struct NotificationSyncTests {
         for notification in delivered {
             let verified = try await verifier.verifyNotification(bytes: Array(notification.signedPayload.utf8))
             try await ledger.apply(verified.notification)
+            try await consumption?.enqueue(verified.notification)  // as the webhook does
         }
         return Set(delivered.map(\.uuid))
+    }
+
+    /// A responder answering every request of a story (its requests span 25 days: the window is
+    /// widened to take them all).
+    static func storyResponder(_ sync: NotificationHistorySync, _ ledger: any Ledger & LeasedStateStore, holder: String) -> ConsumptionResponder {
+        ConsumptionResponder(
+            clients: [sync.client], ledger: ledger, settings: ConsumptionTests.settings(window: .seconds(30 * 86_400)), holder: holder, logger: logger
+        )
+    }
+
+    /// Every consumption request of the story was answered exactly once, each as a delivered
+    /// subscription (Apple takes no percentage for those).
+    static func expectAnswered(_ standIn: AppleStandIn, _ story: SyncStory, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let calls = standIn.consumptionRequests
+        #expect(calls.map(\.transactionId).sorted() == story.consumptionRequests.sorted(), sourceLocation: sourceLocation)
+        for call in calls {
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(call.body)) as? [String: Any], sourceLocation: sourceLocation)
+            #expect(body["deliveryStatus"] as? String == "DELIVERED", sourceLocation: sourceLocation)
+            #expect(body["consumptionPercentage"] == nil, sourceLocation: sourceLocation)
+        }
     }
 
     /// Every account owns exactly what the story says.
@@ -108,8 +131,10 @@ struct NotificationSyncTests {
             }
             let (ledger, directory) = try Self.sqlite()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let delivered = try await Self.prepare(ledger, story: story, minter: minter, seed: seed)
-            let sync = try makeSync(ledger, "instance-1", NotificationSyncSettings())
+            let base = try makeSync(ledger, "instance-1", NotificationSyncSettings())
+            let responder = Self.storyResponder(base, ledger, holder: "instance-1")
+            let delivered = try await Self.prepare(ledger, story: story, minter: minter, seed: seed, consumption: responder)
+            let sync = NotificationHistorySync(client: base.client, ledger: ledger, holder: "instance-1", consumption: responder, logger: Self.logger)
             let report = await sync.run()
             #expect(report.outcome == .completed, "seed \(seed): \(report.error ?? "")")
             #expect(report.pages == 10)
@@ -117,6 +142,9 @@ struct NotificationSyncTests {
             #expect(report.duplicates == delivered.count, "seed \(seed)")
             #expect(report.rejected == 0)
             try await Self.expectTruth(ledger, story, now: now)
+            // Every consumption request, whichever route brought it, answered once.
+            #expect(await responder.processOnce().sent == story.consumptionRequests.count)
+            try Self.expectAnswered(standIn, story)
             // The status any instance reads; a second run reads only the look-back and changes nothing.
             let status = try #require(try await AppStoreSyncService.statuses(of: ledger, at: Date()).first)
             #expect(status.environment == .sandbox)
@@ -151,9 +179,11 @@ struct NotificationSyncTests {
                     $0.notifications = story.notifications.map(\.signedPayload)
                     $0.notificationPageSize = 20
                 }
-                let delivered = try await Self.prepare(first, story: story, minter: minter, seed: seed)
-                let one = try makeSync(first, "instance-1", NotificationSyncSettings())
-                let two = try makeSync(second, "instance-2", NotificationSyncSettings())
+                let client = try makeSync(first, "instance-1", NotificationSyncSettings())
+                let answers = [Self.storyResponder(client, first, holder: "instance-1"), Self.storyResponder(client, second, holder: "instance-2")]
+                let delivered = try await Self.prepare(first, story: story, minter: minter, seed: seed, consumption: answers[0])
+                let one = NotificationHistorySync(client: client.client, ledger: first, holder: "instance-1", consumption: answers[0], logger: Self.logger)
+                let two = NotificationHistorySync(client: client.client, ledger: second, holder: "instance-2", consumption: answers[1], logger: Self.logger)
                 async let a = one.run()
                 async let b = two.run()
                 let reports = await [a, b]
@@ -163,6 +193,12 @@ struct NotificationSyncTests {
                 #expect(reports.map(\.recovered).reduce(0, +) == 200 - delivered.count, "seed \(seed): \(reports)")
                 try await Self.expectTruth(first, story, now: now)
                 try await Self.expectTruth(second, story, now: now)
+                // Both instances answer at once: each request is sent by one of them, once.
+                async let x = answers[0].processOnce()
+                async let y = answers[1].processOnce()
+                let passes = await [x, y]
+                #expect(passes.map(\.sent).reduce(0, +) == story.consumptionRequests.count, "seed \(seed): \(passes)")
+                try Self.expectAnswered(standIn, story)
             }
             await first.close()
             await second.close()

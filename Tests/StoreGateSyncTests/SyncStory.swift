@@ -16,6 +16,8 @@ struct SyncStory {
     var purchases: [(account: String, signedTransaction: String)] = []
     /// Every notification, in Apple's order.
     var notifications: [Notification] = []
+    /// The transaction of every `CONSUMPTION_REQUEST`, one entry per request.
+    var consumptionRequests: [String] = []
     /// What each account must own at `now`: product ids.
     var truth: [String: Set<String>] = [:]
 
@@ -132,6 +134,7 @@ struct SyncStory {
                 let latest = chain[chain.count - 1]
                 if random.next() % 2 == 0 {
                     try notify("CONSUMPTION_REQUEST", latest, original: original)
+                    consumptionRequests.append(latest.id)
                 } else {
                     try notify("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", latest, original: original)
                 }

@@ -130,6 +130,24 @@ extension ServerConfiguration {
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
         if let seconds = try reader.integer(.refreshInterval, in: 0...86_400) { configuration.refreshInterval = .seconds(seconds) }
         if let enabled = try reader.onOff(.refreshOnFirstSight) { configuration.refreshOnFirstSight = enabled }
+        if let text = reader.value(.consumption) {
+            switch text.lowercased() {
+            case "off": configuration.consumption.customerConsented = false
+            case "consented": configuration.consumption.customerConsented = true
+            default: throw ConfigurationError(Setting.consumption.rawValue, "'\(text)' is not off or consented")
+            }
+        }
+        if let provided = try reader.onOff(.consumptionSampleContent) { configuration.consumption.sampleContentProvided = provided }
+        if let text = reader.value(.consumptionRefundPreference) {
+            let setting = Setting.consumptionRefundPreference.rawValue
+            if text.lowercased() == "none" {
+                configuration.consumption.refundPreference = nil
+            } else if let preference = ConsumptionInformation.RefundPreference(rawValue: text.uppercased()) {
+                configuration.consumption.refundPreference = preference
+            } else {
+                throw ConfigurationError(setting, "'\(text)' is not none, decline, grant_full or grant_prorated")
+            }
+        }
         if let text = reader.value(.syncStart) {
             let formatter = ISO8601DateFormatter()
             var date = formatter.date(from: text)

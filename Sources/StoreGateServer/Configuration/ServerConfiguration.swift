@@ -92,6 +92,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether an account is refreshed from Apple when a receipt or signed transaction first
     /// shows one of its families (`STOREGATE_REFRESH_ON_FIRST_SIGHT`, default on with the sync).
     public var refreshOnFirstSight = true
+    /// How `CONSUMPTION_REQUEST` notifications are answered (`STOREGATE_CONSUMPTION`: off by
+    /// default, `consented` once the app collected its customers' consent;
+    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    public var consumption = ConsumptionSettings()
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
@@ -149,6 +153,7 @@ public struct ServerConfiguration: Sendable {
             "shared_secret": "\(sharedSecret == nil ? "absent" : "present")",
             "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
             "appstore_sync": "\(isSyncConfigured ? "every \(syncSettings.interval.components.seconds) s" : "off")",
+            "consumption_requests": isSyncConfigured && consumption.customerConsented ? "answered" : "off",
             "max_body_bytes": "\(maxBodyBytes)",
         ]
     }
@@ -192,6 +197,9 @@ extension ServerConfiguration {
         case syncStart = "STOREGATE_SYNC_START"
         case refreshInterval = "STOREGATE_REFRESH_INTERVAL_SECONDS"
         case refreshOnFirstSight = "STOREGATE_REFRESH_ON_FIRST_SIGHT"
+        case consumption = "STOREGATE_CONSUMPTION"
+        case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
+        case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

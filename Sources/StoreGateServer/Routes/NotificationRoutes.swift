@@ -3,6 +3,7 @@ import Hummingbird
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSignedData
+import StoreGateSync
 import Logging
 
 /// The body Apple posts to the notifications URL: `{"signedPayload": "…"}`.
@@ -58,7 +59,10 @@ extension Endpoints {
             }
             let notification = verified.notification
             do throws(LedgerError) {
-                return (notification, try await ledger.apply(notification))
+                let outcome = try await ledger.apply(notification)
+                // Queued in the ledger before the 200, so Apple delivers again what was not kept.
+                try await appStore?.consumption?.enqueue(notification)
+                return (notification, outcome)
             } catch {
                 throw APIError.ledger(error, logger: context.logger)
             }

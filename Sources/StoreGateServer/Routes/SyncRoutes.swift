@@ -10,6 +10,8 @@ struct SyncStatusReply: JSONWritable {
     let enabled: Bool
     let interval: Int64
     let statuses: [NotificationSyncStatus]
+    let consumptionAnswered: Bool
+    let consumption: ConsumptionResponder.Summary
     let now: Date
 
     func write(to json: inout JSONWriter) {
@@ -37,6 +39,16 @@ struct SyncStatusReply: JSONWritable {
                     json.member("leaseHolder", status.leaseHolder)
                 }
             }
+            json.key("consumptionRequests")
+            json.object { json in
+                json.member("answered", consumptionAnswered)
+                json.member("pending", Int64(consumption.counts[.pending] ?? 0))
+                json.member("sent", Int64(consumption.counts[.sent] ?? 0))
+                json.member("expired", Int64(consumption.counts[.expired] ?? 0))
+                json.member("failed", Int64(consumption.counts[.failed] ?? 0))
+                json.member("lastErrorTransactionId", consumption.lastErrorTransactionId)
+                json.member("lastError", consumption.lastError)
+            }
         }
     }
 }
@@ -46,16 +58,18 @@ extension Endpoints {
     /// read from the ledger (every instance answers the same).
     @Sendable func readSyncStatus(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var statuses: [NotificationSyncStatus] = []
+        var consumption = ConsumptionResponder.Summary()
         if let store = ledger as? any LeasedStateStore {
             do throws(LedgerError) {
                 statuses = try await AppStoreSyncService.statuses(of: store, at: now())
+                consumption = try await ConsumptionResponder.summary(of: store)
             } catch {
                 throw APIError.ledger(error, logger: context.logger)
             }
         }
         return JSONReply.response(SyncStatusReply(
             enabled: configuration.isSyncConfigured, interval: Int64(configuration.syncSettings.interval.components.seconds),
-            statuses: statuses, now: now()
+            statuses: statuses, consumptionAnswered: appStore?.consumption != nil, consumption: consumption, now: now()
         ))
     }
 }

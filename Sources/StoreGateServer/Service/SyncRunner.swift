@@ -16,6 +16,8 @@ struct SyncRunner: Service {
     let access: AppStoreAccess
     /// Refreshes an account when a receipt or signed transaction first shows one of its families.
     let firstSight: FirstSightRefresh?
+    /// Answers `CONSUMPTION_REQUEST` notifications; `nil` unless `STOREGATE_CONSUMPTION=consented`.
+    let consumption: ConsumptionResponder?
     let transport: AsyncHTTPClientTransport
 
     /// The sync of the configured credentials: one client per accepted Apple environment
@@ -43,19 +45,26 @@ struct SyncRunner: Service {
             else { continue }
             clients.append(client)
         }
-        let syncs = clients.map { client in
-            NotificationHistorySync(
-                client: client, ledger: store, settings: configuration.syncSettings, holder: holder, metrics: metrics.instrumentFactory,
+        let consumption = configuration.consumption.customerConsented
+            ? ConsumptionResponder(
+                clients: clients, ledger: store, settings: configuration.consumption, holder: holder, metrics: metrics.instrumentFactory,
                 logger: syncLogger, now: now
             )
+            : nil
+        let syncs = clients.map { client in
+            NotificationHistorySync(
+                client: client, ledger: store, settings: configuration.syncSettings, holder: holder, consumption: consumption,
+                metrics: metrics.instrumentFactory, logger: syncLogger, now: now
+            )
         }
+        self.consumption = consumption
         self.transport = transport
         self.service = AppStoreSyncService(syncs: syncs, interval: configuration.syncSettings.interval, logger: syncLogger)
         let refresher = AccountRefresher(
             clients: clients, ledger: ledger, minimumInterval: configuration.refreshInterval, metrics: metrics.instrumentFactory,
             logger: syncLogger, now: now
         )
-        self.access = AppStoreAccess(refresher: refresher, clients: clients, holder: holder)
+        self.access = AppStoreAccess(refresher: refresher, clients: clients, holder: holder, consumption: consumption)
         self.firstSight = configuration.refreshOnFirstSight
             ? FirstSightRefresh(refresher: refresher, ledger: store, holder: holder, logger: syncLogger, now: now)
             : nil
@@ -66,6 +75,9 @@ struct SyncRunner: Service {
             group.addTask { try await service.run() }
             if let firstSight {
                 group.addTask { try await firstSight.run() }
+            }
+            if let consumption {
+                group.addTask { try await consumption.run() }
             }
             try await group.waitForAll()
         }
@@ -81,6 +93,8 @@ struct AppStoreAccess: Sendable {
     let clients: [AppStoreServerAPIClient]
     /// This instance's name in leases.
     let holder: String
+    /// Queues the answers to consumption requests the webhook receives; `nil` when off.
+    let consumption: ConsumptionResponder?
 
     /// The client of `environment`, if it is accepted.
     func client(_ environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {

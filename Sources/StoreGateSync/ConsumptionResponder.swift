@@ -1,0 +1,377 @@
+public import Foundation
+public import Logging
+public import Metrics
+public import ServiceLifecycle
+public import StoreGateAppStoreClient
+public import StoreGateCore
+public import StoreGateLedger
+
+/// What the app states about every consumption request, beyond what the ledger knows.
+public struct ConsumptionSettings: Sendable, Hashable {
+    /// The app collected its customers' consent to share consumption data
+    /// (`STOREGATE_CONSUMPTION=consented`). Without it nothing is sent: Apple takes consumption
+    /// information only with the customer's consent.
+    public var customerConsented = false
+    /// The app offers a free sample, trial or description before purchase
+    /// (`STOREGATE_CONSUMPTION_SAMPLE_CONTENT`).
+    public var sampleContentProvided = false
+    /// The app's refund preference, if it states one (`STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// How long after Apple signed the request it still takes an answer (12 hours).
+    public var window: Duration = .seconds(12 * 3600)
+    /// The first retry's wait; it doubles with every failure, up to ``maximumBackoff``.
+    public var initialBackoff: Duration = .seconds(30)
+    /// The longest wait between two attempts.
+    public var maximumBackoff: Duration = .seconds(3600)
+    /// How often pending answers are looked for.
+    public var pollInterval: Duration = .seconds(10)
+
+    /// Creates the defaults: nothing is sent.
+    public init() {}
+}
+
+/// Answers Apple's `CONSUMPTION_REQUEST` notifications with Send Consumption Information
+/// (`PUT /inApps/v2/transactions/consumption/{transactionId}`), every field derived from the
+/// ledger at the moment of sending:
+///
+/// - `customerConsented`: the app's setting; nothing is sent without it.
+/// - `deliveryStatus`: `DELIVERED` when the ledger recorded the transaction for an account
+///   (the app's server presented its proof, so it granted the purchase), `UNDELIVERED_OTHER`
+///   when no account ever claimed it (Apple's notification is all the ledger has).
+/// - `consumptionPercentage` (milliunits):
+///   - a consumable: the account's consumed units of the product over its units bought and not
+///     refunded (the ledger keeps one balance per product and account, not per transaction);
+///   - a non-renewing subscription: the part of its period (purchase to expiry) elapsed when
+///     the answer is sent, or when it was revoked;
+///   - undelivered: 0;
+///   - a non-consumable: omitted (the ledger does not know how much of it was used), and an
+///     auto-renewable subscription: omitted (Apple takes none for them).
+/// - `sampleContentProvided` and `refundPreference`: the app's settings
+///   (`GRANT_PRORATED` is dropped when no percentage above 0 is known, as Apple requires).
+///
+/// Requests wait in the ledger (a leased state per notification), so a crash loses none and a
+/// request seen by both the webhook and the sync is answered once. Each answer is sent under a
+/// lease by one instance, retried with exponential backoff (Apple's `Retry-After` when it gives
+/// one) until Apple's 12-hour window closes; an answer Apple refuses for good is marked
+/// failed. ``summary(at:)`` and the `storegate_sync_consumption_total` metric show them.
+public struct ConsumptionResponder: Service {
+    /// The prefix of the requests' names among the ledger's leased states.
+    public static let statePrefix = "consumption/"
+
+    /// Where one request stands.
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Waiting for its (next) attempt.
+        case pending
+        /// Apple took the answer.
+        case sent
+        /// Apple's window closed before an answer was taken.
+        case expired
+        /// Apple refused the answer for good, or no client serves its environment.
+        case failed
+    }
+
+    /// One request as the ledger keeps it.
+    struct Request: Codable, Sendable, Hashable {
+        var notificationUUID: String
+        /// The environment of the transaction in the ledger.
+        var environment: String
+        var transactionId: String
+        /// When Apple signed the request (ms): the window starts there.
+        var requestedAt: Int64
+        var state: State = .pending
+        var attempts = 0
+        var nextAttemptAt: Int64
+        var lastError: String?
+        var finishedAt: Int64?
+        /// The body sent, for the record (no secret in it).
+        var sent: SentFields?
+    }
+
+    /// The fields sent, kept with the request.
+    struct SentFields: Codable, Sendable, Hashable {
+        var deliveryStatus: String
+        var consumptionPercentage: Int?
+        var refundPreference: String?
+    }
+
+    /// What the requests look like now.
+    public struct Summary: Sendable, Hashable {
+        /// Requests per state.
+        public var counts: [State: Int] = [:]
+        /// The transaction of the latest failure, if any.
+        public var lastErrorTransactionId: String?
+        /// Why it failed.
+        public var lastError: String?
+
+        /// An empty summary.
+        public init() {}
+    }
+
+    /// What one pass did.
+    public struct Pass: Sendable, Hashable {
+        /// Answers Apple took.
+        public var sent = 0
+        /// Attempts that failed and wait for another.
+        public var retried = 0
+        /// Requests whose window closed.
+        public var expired = 0
+        /// Answers Apple refused for good.
+        public var failed = 0
+
+        /// Nothing done.
+        public init() {}
+    }
+
+    private let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
+    private let ledger: any Ledger & LeasedStateStore
+    public let settings: ConsumptionSettings
+    private let holder: String
+    private let metrics: any MetricsFactory
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    /// Creates a responder.
+    ///
+    /// - Parameters:
+    ///   - clients: One App Store Server API client per environment answered.
+    ///   - ledger: Where requests wait and what the fields are derived from.
+    ///   - settings: Consent, sample content, refund preference, window, backoff.
+    ///   - holder: This instance's name in leases.
+    ///   - metrics: Where `storegate_sync_consumption_total` is counted.
+    ///   - logger: Receives each answer and failure (transaction ids, never a payload).
+    ///   - now: The clock.
+    public init(
+        clients: [AppStoreServerAPIClient], ledger: any Ledger & LeasedStateStore, settings: ConsumptionSettings, holder: String,
+        metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.clients = Dictionary(clients.map { ($0.environment, $0) }, uniquingKeysWith: { first, _ in first })
+        self.ledger = ledger
+        self.settings = settings
+        self.holder = holder
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The information for one transaction, from what the ledger recorded.
+    ///
+    /// - Parameters:
+    ///   - transaction: The transaction as recorded (`nil`: the ledger does not know it).
+    ///   - balance: For a consumable recorded for an account, that account's balance of it.
+    ///   - settings: The app's statements.
+    ///   - date: When the answer is sent (a non-renewing subscription's elapsed part).
+    public static func information(
+        for transaction: RecordedTransaction?, balance: ConsumableBalance?, settings: ConsumptionSettings, at date: Date
+    ) -> ConsumptionInformation {
+        let delivered = transaction?.account != nil
+        var percentage: Int?
+        if !delivered {
+            percentage = 0
+        } else if let transaction {
+            switch transaction.productType {
+            case .consumable:
+                if let balance, balance.purchased > 0 {
+                    percentage = min(100_000, max(0, balance.consumed * 100_000 / balance.purchased))
+                }
+            case .nonRenewing:
+                if let expires = transaction.expiresDate, expires > transaction.purchaseDate {
+                    let end = min(date, transaction.revocationDate ?? date)
+                    let elapsed = end.timeIntervalSince(transaction.purchaseDate) / expires.timeIntervalSince(transaction.purchaseDate)
+                    percentage = Int((min(1, max(0, elapsed)) * 100_000).rounded(.down))
+                }
+            default:
+                break
+            }
+        }
+        var preference = settings.refundPreference
+        if preference == .grantProrated, (percentage ?? 0) == 0 { preference = nil }
+        return ConsumptionInformation(
+            customerConsented: settings.customerConsented, consumptionPercentage: percentage,
+            deliveryStatus: delivered ? .delivered : .undeliveredOther, sampleContentProvided: settings.sampleContentProvided,
+            refundPreference: preference
+        )
+    }
+
+    /// Queues the answer to a `CONSUMPTION_REQUEST` once per notification (the webhook and the
+    /// sync both call this; the second call finds it queued). Other notifications are ignored,
+    /// and so is every notification when consent is not configured.
+    ///
+    /// - Throws: When the ledger could not keep the request: the caller fails too, so Apple
+    ///   (or the next sync) delivers the notification again.
+    public func enqueue(_ notification: VerifiedNotification) async throws(LedgerError) {
+        guard notification.notificationType == "CONSUMPTION_REQUEST", let transaction = notification.transaction else { return }
+        guard settings.customerConsented else {
+            logger.info("a consumption request is not answered: STOREGATE_CONSUMPTION is off", metadata: ["transaction.id": "\(transaction.transactionId)"])
+            return
+        }
+        let name = Self.stateName(environment: notification.environment, notificationUUID: notification.notificationUUID)
+        let requestedAt = notification.signedDate.ledgerMilliseconds
+        var request = Request(
+            notificationUUID: notification.notificationUUID, environment: notification.environment.rawValue,
+            transactionId: transaction.transactionId, requestedAt: requestedAt, nextAttemptAt: now().ledgerMilliseconds
+        )
+        // Another holder working on it means it is queued already.
+        guard let state = try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) else { return }
+        if state.value == nil {
+            if now().ledgerMilliseconds > requestedAt + settings.window.milliseconds {
+                // Recovered by the sync after Apple's window: kept, visibly too late.
+                request.state = .expired
+                request.finishedAt = now().ledgerMilliseconds
+                count(.expired, request)
+            }
+            _ = try await ledger.saveLeasedState(name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(30))
+        }
+        try await ledger.releaseLease(on: name, holder: holder)
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                _ = await self.processOnce()
+                try? await Task.sleep(for: self.settings.pollInterval)
+            }
+        }
+    }
+
+    /// Sends every due answer once.
+    public func processOnce() async -> Pass {
+        var pass = Pass()
+        let states: [LeasedState]
+        do {
+            states = try await ledger.leasedStates(prefix: Self.statePrefix)
+        } catch {
+            logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
+            return pass
+        }
+        for state in states {
+            guard let text = state.value, var request = Self.decode(text), request.state == .pending,
+                  request.nextAttemptAt <= now().ledgerMilliseconds, !state.isLeased(at: now())
+            else { continue }
+            do {
+                guard let fresh = try await ledger.acquireLease(on: state.name, holder: holder, now: now(), lease: .seconds(120)) else { continue }
+                // Another instance may have answered it since the list was read.
+                guard let current = fresh.value.flatMap(Self.decode), current.state == .pending else {
+                    try await ledger.releaseLease(on: state.name, holder: holder)
+                    continue
+                }
+                request = current
+                await attempt(&request, pass: &pass)
+                _ = try await ledger.saveLeasedState(state.name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(1))
+                try await ledger.releaseLease(on: state.name, holder: holder)
+            } catch {
+                logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
+                return pass
+            }
+        }
+        return pass
+    }
+
+    /// One attempt at a pending request; updates it in place.
+    private func attempt(_ request: inout Request, pass: inout Pass) async {
+        let at = now()
+        if at.ledgerMilliseconds > request.requestedAt + settings.window.milliseconds {
+            request.state = .expired
+            request.finishedAt = at.ledgerMilliseconds
+            pass.expired += 1
+            count(.expired, request)
+            logger.warning("a consumption request expired unanswered", metadata: ["transaction.id": "\(request.transactionId)", "attempts": "\(request.attempts)"])
+            return
+        }
+        let environment = AppStoreEnvironment(rawValue: request.environment)
+        guard let client = clients.serving(environment) else {
+            request.state = .failed
+            request.finishedAt = at.ledgerMilliseconds
+            request.lastError = "no App Store Server API client for \(environment.rawValue)"
+            pass.failed += 1
+            count(.failed, request)
+            return
+        }
+        request.attempts += 1
+        do {
+            let information = try await information(for: request.transactionId, in: environment, at: at)
+            try await client.sendConsumptionInformation(transactionId: request.transactionId, information)
+            request.state = .sent
+            request.finishedAt = now().ledgerMilliseconds
+            request.lastError = nil
+            request.sent = SentFields(
+                deliveryStatus: information.deliveryStatus.rawValue, consumptionPercentage: information.consumptionPercentage,
+                refundPreference: information.refundPreference?.rawValue
+            )
+            pass.sent += 1
+            count(.sent, request)
+            logger.info("consumption information sent", metadata: [
+                "transaction.id": "\(request.transactionId)", "delivery": "\(information.deliveryStatus.rawValue)",
+                "consumption.milliunits": "\(information.consumptionPercentage.map(String.init) ?? "-")",
+            ])
+        } catch let error as AppStoreClientError where !(error.isRetryable || error.code == .unauthorized) {
+            request.state = .failed
+            request.finishedAt = now().ledgerMilliseconds
+            request.lastError = "\(error.code): \(error.reason)"
+            pass.failed += 1
+            count(.failed, request)
+            logger.error("Apple refused the consumption information", metadata: ["transaction.id": "\(request.transactionId)", "error": "\(error.code): \(error.reason)"])
+        } catch {
+            let backoff = min(settings.maximumBackoff.milliseconds, settings.initialBackoff.milliseconds << Int64(min(request.attempts - 1, 20)))
+            var next = now().ledgerMilliseconds + backoff
+            if let retryAfter = (error as? AppStoreClientError)?.retryAfter { next = max(next, retryAfter.ledgerMilliseconds) }
+            request.nextAttemptAt = next
+            request.lastError = (error as? AppStoreClientError).map { "\($0.code): \($0.reason)" } ?? "\(error)"
+            pass.retried += 1
+            count(nil, request)
+            logger.warning("consumption information not sent; retrying", metadata: [
+                "transaction.id": "\(request.transactionId)", "attempts": "\(request.attempts)", "error": "\(request.lastError ?? "")",
+            ])
+        }
+    }
+
+    /// The ledger's facts for one transaction.
+    private func information(for transactionId: String, in environment: AppStoreEnvironment, at date: Date) async throws -> ConsumptionInformation {
+        let recorded = try await ledger.transaction(transactionId, in: environment)
+        var balance: ConsumableBalance?
+        if let recorded, let account = recorded.account, recorded.productType == .consumable {
+            balance = try await ledger.balance(of: recorded.productId, for: account)
+        }
+        return Self.information(for: recorded, balance: balance, settings: settings, at: date)
+    }
+
+    /// Every request's state, read from the ledger (so any instance answers the same).
+    public static func summary(of store: any LeasedStateStore) async throws(LedgerError) -> Summary {
+        var summary = Summary()
+        var latest: Int64 = .min
+        for state in try await store.leasedStates(prefix: statePrefix) {
+            guard let request = state.value.flatMap(decode) else { continue }
+            summary.counts[request.state, default: 0] += 1
+            if let error = request.lastError, request.state != .sent, (request.finishedAt ?? request.nextAttemptAt) >= latest {
+                latest = request.finishedAt ?? request.nextAttemptAt
+                summary.lastErrorTransactionId = request.transactionId
+                summary.lastError = error
+            }
+        }
+        return summary
+    }
+
+    /// `consumption/<environment>/<notificationUUID>`.
+    static func stateName(environment: AppStoreEnvironment, notificationUUID: String) -> String {
+        statePrefix + environment.rawValue + "/" + notificationUUID
+    }
+
+    private func count(_ state: State?, _ request: Request) {
+        Counter(
+            label: "storegate_sync_consumption_total",
+            dimensions: [("environment", request.environment), ("outcome", state?.rawValue ?? "retry")], factory: metrics
+        ).increment()
+    }
+
+    static func encode(_ request: Request) -> String {
+        (try? String(decoding: JSONEncoder().encode(request), as: UTF8.self)) ?? "{}"
+    }
+
+    static func decode(_ text: String) -> Request? {
+        try? JSONDecoder().decode(Request.self, from: Data(text.utf8))
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    fileprivate var milliseconds: Int64 { Int64((seconds * 1000).rounded()) }
+}
