@@ -542,6 +542,9 @@ def run_test(args, run, workdir, shots, state):
     run.check(all(t in h2s for t in ("Readiness", "Configuration warnings", "Trust anchors", "Webhook deliveries", "App Store sync")),
               "system: readiness, warnings, trust anchors, webhook deliveries, App Store sync", h2s)
     run.check(driver.find_element(By.CSS_SELECTOR, "section.card .badge").text.strip() == "ready", "system: readiness says ready")
+    body_text = driver.find_element(By.TAG_NAME, "main").text
+    run.check("Consumption requests are not answered (STOREGATE_CONSUMPTION is off): 0 sent, 0 pending, 0 expired, 0 failed." in body_text,
+              "system: the consumption requests line says they are off and none are kept", body_text[-400:])
     run.check(driver.find_element(By.CSS_SELECTOR, "a[aria-current=page]").text.strip() == "System", "system: the nav marks System current")
     check_page_basics(run, driver, "system")
     screenshot(driver, args.screenshots, "system", shots)

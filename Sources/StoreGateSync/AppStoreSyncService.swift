@@ -35,16 +35,25 @@ public struct AppStoreSyncService: Service {
                 for sync in self.syncs {
                     group.addTask {
                         while !Task.isCancelled {
-                            _ = await sync.run()
-                            // Up to a tenth of the interval at random, so instances started
-                            // together do not all ask Apple at the same moment.
-                            let jitter = Double.random(in: 0...0.1) * Double(self.interval.components.seconds)
-                            try? await Task.sleep(for: self.interval + .seconds(jitter))
+                            let report = await sync.run()
+                            try? await Task.sleep(for: self.pause(after: report, now: Date()))
                         }
                     }
                 }
             }
         }
+    }
+
+    /// The wait before a sync's next run: the interval, plus up to a tenth of it at random (so
+    /// instances started together do not all ask Apple at the same moment); a second when the
+    /// run stopped at its page limit (a first run over months of history goes on at once);
+    /// never before Apple's `Retry-After`.
+    func pause(after report: NotificationHistorySync.Report, now: Date) -> Duration {
+        var seconds = report.outcome == .partial
+            ? 1
+            : Double(interval.components.seconds) * (1 + Double.random(in: 0...0.1))
+        if let retryAfter = report.retryAfter { seconds = max(seconds, retryAfter.timeIntervalSince(now)) }
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// Where every sync stands, read from the ledger (so any instance answers the same).

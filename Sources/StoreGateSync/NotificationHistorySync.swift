@@ -47,6 +47,8 @@ public struct NotificationHistorySync: Sendable {
         public var rejected = 0
         /// Why the run failed (`failed`): a stable code and a message.
         public var error: String?
+        /// Apple asked not to be called before this (a 429 beyond what the client waits).
+        public var retryAfter: Date?
     }
 
     /// The client of the app and environment synced (it verifies every signed payload).
@@ -120,6 +122,7 @@ public struct NotificationHistorySync: Sendable {
         let outcome = await read(&cursor, report: &report, startedAt: started)
         report.outcome = outcome.outcome
         report.error = outcome.error
+        report.retryAfter = outcome.retryAfter
         if outcome.outcome == .failed, let error = outcome.error {
             cursor.lastError = SyncCursor.Failure(code: outcome.code ?? "failed", message: error, at: now().ledgerMilliseconds)
         }
@@ -137,6 +140,7 @@ public struct NotificationHistorySync: Sendable {
         var outcome: Report.Outcome
         var error: String?
         var code: String?
+        var retryAfter: Date?
     }
 
     /// Reads pages until the window ends, the page limit, a failure or a lost lease.
@@ -180,7 +184,10 @@ public struct NotificationHistorySync: Sendable {
                 logger.error("notification history failed", metadata: [
                     "sync.state": "\(stateName)", "error.code": "\(error.code)", "error": "\(error.reason)",
                 ])
-                return Ending(outcome: .failed, error: "\(error.code): \(error.reason)", code: error.apiError.map { "apple_\($0.rawValue)" } ?? error.code.description)
+                return Ending(
+                    outcome: .failed, error: "\(error.code): \(error.reason)", code: error.apiError.map { "apple_\($0.rawValue)" } ?? error.code.description,
+                    retryAfter: error.retryAfter
+                )
             }
             var counts = (recovered: 0, duplicates: 0, rejected: 0)
             for item in page.items {

@@ -6,7 +6,7 @@ import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 import StoreGateSignedData
-import StoreGateSync
+@testable import StoreGateSync
 import StoreGateTestSupport
 import Testing
 
@@ -230,6 +230,29 @@ struct NotificationSyncTests {
             // 429, 503, page 1, the expired token, page 1 again, then the rest.
             #expect(tokens.prefix(5) == [nil, nil, nil, "p5", nil], "\(tokens)")
             #expect(tokens.last == "p25")
+        }
+    }
+
+    @Test("Apple's Retry-After beyond what the client waits holds the next run back; a run stopped at its page limit goes on at once")
+    func schedule() async throws {
+        try await Self.withStandIn { standIn, minter, makeSync in
+            standIn.updateServerAPIData(.sandbox, bundleId: SyncStory.bundleId) { _ in }
+            let sync = try makeSync(InMemoryLedger(), "instance-1", NotificationSyncSettings())
+            let service = AppStoreSyncService(syncs: [sync], interval: .seconds(900), logger: Self.logger)
+            standIn.failNext(1, of: .serverAPI, with: .rateLimited(retryAfter: "3600"))
+            let limited = await sync.run()
+            #expect(limited.outcome == .failed)
+            let retryAfter = try #require(limited.retryAfter)
+            #expect(abs(retryAfter.timeIntervalSinceNow - 3600) < 60)
+            let pause = service.pause(after: limited, now: Date()).components.seconds
+            #expect((3500...3600).contains(pause), "\(pause)")
+            // Otherwise the interval and up to 10 % more; a second after a partial run.
+            let done = await sync.run()
+            #expect(done.outcome == .completed)
+            #expect((900...990).contains(service.pause(after: done, now: Date()).components.seconds))
+            var partial = done
+            partial.outcome = .partial
+            #expect(service.pause(after: partial, now: Date()) == .seconds(1))
         }
     }
 

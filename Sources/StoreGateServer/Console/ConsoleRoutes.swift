@@ -509,6 +509,8 @@ struct Console: Sendable {
         let syncState: String
         let syncs: [Sync]
         let hasSyncs: Bool
+        let consumption: String
+        let consumptionFailed: Bool
     }
 
     @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
@@ -552,6 +554,14 @@ struct Console: Sendable {
                 )
             }
         }
+        var requests = ConsumptionResponder.Summary()
+        if let store = ledger as? any LeasedStateStore, let summary = try? await ConsumptionResponder.summary(of: store) {
+            requests = summary
+        }
+        let answered = configuration.isSyncConfigured && configuration.consumption.customerConsented
+        let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
+            + ": \(requests.counts[.sent] ?? 0) sent, \(requests.counts[.pending] ?? 0) pending, \(requests.counts[.expired] ?? 0) expired, \(requests.counts[.failed] ?? 0) failed"
+            + (requests.lastError.map { " — last error: \($0)" } ?? "") + "."
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
@@ -562,7 +572,8 @@ struct Console: Sendable {
             apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
             warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
-            syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty
+            syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
+            consumptionFailed: (requests.counts[.failed] ?? 0) + (requests.counts[.expired] ?? 0) > 0
         ))
     }
 }

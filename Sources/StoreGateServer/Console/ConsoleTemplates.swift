@@ -273,6 +273,7 @@ enum ConsoleTemplates {
             <tbody>{{#syncs}}<tr><td>{{bundleId}}</td><td>{{environment}}</td><td>{{syncedUntil}}</td><td>{{recovered}}</td><td>{{duplicates}}</td><td>{{rejected}}</td><td{{#hasError}} class="bad"{{/hasError}}>{{lastError}}</td></tr>{{/syncs}}</tbody>
           </table></div>
           {{/hasSyncs}}
+          <p{{#consumptionFailed}} class="bad"{{/consumptionFailed}}>{{consumption}}</p>
         </section>
         {{> footer}}
         """
