@@ -378,4 +378,12 @@ extension InMemoryLedger: LeasedStateStore {
         try checkOpen()
         return leasedStates.values.filter { $0.name.hasPrefix(prefix) }.sorted { $0.name < $1.name }
     }
+
+    public func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
+        guard leasedStates[name]?.holder == holder else { return false }
+        leasedStates[name] = nil
+        return true
+    }
 }

@@ -51,6 +51,16 @@ extension PostgresLedger: LeasedStateStore {
         }
     }
 
+    public func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool {
+        try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await !Self.rows(
+                connection, "DELETE FROM ledger_leased_states WHERE name = $1 AND holder = $2 RETURNING name", [.text(name), .text(holder)], logger: logger
+            ).isEmpty
+        }
+    }
+
     private static func decodeLeasedState(_ row: PostgresRandomAccessRow) throws -> LeasedState {
         LeasedState(
             name: try row.text(0), value: try row.optionalText(1), holder: try row.optionalText(2),

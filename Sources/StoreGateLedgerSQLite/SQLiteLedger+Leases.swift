@@ -51,6 +51,13 @@ extension SQLiteLedger: LeasedStateStore {
         }
     }
 
+    public func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool {
+        try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
+        return try await write { connection throws(LedgerError) -> Bool in
+            try connection.run("DELETE FROM ledger_leased_states WHERE name = ? AND holder = ?", [.text(name), .text(holder)]) == 1
+        }
+    }
+
     private static func leasedState(_ connection: SQLiteConnection, _ name: String) throws(LedgerError) -> LeasedState? {
         var state: LeasedState?
         try connection.query("SELECT name, value, holder, lease_until, updated_at FROM ledger_leased_states WHERE name = ?", [.text(name)]) { row throws(LedgerError) in

@@ -25,6 +25,9 @@ public struct ConsumptionSettings: Sendable, Hashable {
     public var maximumBackoff: Duration = .seconds(3600)
     /// How often pending answers are looked for.
     public var pollInterval: Duration = .seconds(10)
+    /// How long a finished request (sent, expired, failed) is kept for the status before it is
+    /// deleted (30 days).
+    public var retention: Duration = .seconds(30 * 86_400)
 
     /// Creates the defaults: nothing is sent.
     public init() {}
@@ -244,9 +247,15 @@ public struct ConsumptionResponder: Service {
             return pass
         }
         for state in states {
-            guard let text = state.value, var request = Self.decode(text), request.state == .pending,
-                  request.nextAttemptAt <= now().ledgerMilliseconds, !state.isLeased(at: now())
-            else { continue }
+            guard let text = state.value, var request = Self.decode(text), !state.isLeased(at: now()) else { continue }
+            if let finished = request.finishedAt, request.state != .pending {
+                // Kept for the status a while, then deleted, so the list stays short.
+                if finished + settings.retention.milliseconds < now().ledgerMilliseconds {
+                    await remove(state.name)
+                }
+                continue
+            }
+            guard request.nextAttemptAt <= now().ledgerMilliseconds else { continue }
             do {
                 guard let fresh = try await ledger.acquireLease(on: state.name, holder: holder, now: now(), lease: .seconds(120)) else { continue }
                 // Another instance may have answered it since the list was read.
@@ -264,6 +273,16 @@ public struct ConsumptionResponder: Service {
             }
         }
         return pass
+    }
+
+    /// Deletes a finished request, under its lease.
+    private func remove(_ name: String) async {
+        do {
+            guard try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) != nil else { return }
+            _ = try await ledger.removeLeasedState(name, holder: holder)
+        } catch {
+            logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// One attempt at a pending request; updates it in place.

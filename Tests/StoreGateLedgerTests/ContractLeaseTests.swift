@@ -46,6 +46,12 @@ extension LedgerTests {
                 _ = try await store.acquireLease(on: "other/x", holder: "c", now: Self.at(143), lease: .seconds(60))
                 #expect(try await store.leasedStates(prefix: "sync/test/").map(\.name) == ["sync/test/Production", "sync/test/Sandbox"])
                 #expect(try await store.saveLeasedState("sync/none", value: "{}", holder: "c", now: Self.now, lease: .seconds(1)) == false)
+
+                // Removal is fenced too: only the holder deletes, and then the state is gone.
+                #expect(try await store.removeLeasedState("sync/test/Sandbox", holder: "b") == false)
+                #expect(try await store.removeLeasedState("sync/test/Sandbox", holder: "c"))
+                #expect(try await store.leasedStates(prefix: "sync/test/").map(\.name) == ["sync/test/Production"])
+                #expect(try await store.removeLeasedState("sync/test/Sandbox", holder: "c") == false)
                 await expectLedgerError(.invalidArgument) { try await store.acquireLease(on: "", holder: "c", now: Self.now, lease: .seconds(1)) }
                 await expectLedgerError(.invalidArgument) { try await store.acquireLease(on: "x", holder: "", now: Self.now, lease: .seconds(1)) }
             }

@@ -223,6 +223,13 @@ struct ConsumptionTests {
             #expect(await responder.processOnce() == ConsumptionResponder.Pass())
             #expect(try await ConsumptionResponder.summary(of: ledger).counts == [.sent: 1, .failed: 1, .expired: 2])
             #expect(standIn.consumptionRequests.count == 1)
+            // Finished requests are kept 30 days for the status, then deleted.
+            clock.advance(29 * 86_400)
+            _ = await responder.processOnce()
+            #expect(try await ConsumptionResponder.summary(of: ledger).counts == [.sent: 1, .failed: 1, .expired: 2])
+            clock.advance(2 * 86_400)
+            _ = await responder.processOnce()
+            #expect(try await ledger.leasedStates(prefix: ConsumptionResponder.statePrefix).isEmpty)
         }
     }
 }

@@ -55,6 +55,12 @@ public protocol LeasedStateStore: Sendable {
 
     /// Every state whose name starts with `prefix`, by name.
     func leasedStates(prefix: String) async throws(LedgerError) -> [LeasedState]
+
+    /// Deletes the state `name` if `holder` holds its lease (a finished job's record that is
+    /// no longer needed). Fenced like a save.
+    ///
+    /// - Returns: Whether it was deleted.
+    func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool
 }
 
 extension LedgerPlanner {
