@@ -88,6 +88,11 @@ public struct ConsumptionResponder: Service {
         var finishedAt: Int64?
         /// The body sent, for the record (no secret in it).
         var sent: SentFields?
+
+        /// Whether Apple's window closed before `date` (ms).
+        func isPastWindow(at date: Int64, window: Duration) -> Bool {
+            date > requestedAt + window.milliseconds
+        }
     }
 
     /// The fields sent, kept with the request.
@@ -108,6 +113,9 @@ public struct ConsumptionResponder: Service {
 
         /// An empty summary.
         public init() {}
+
+        /// The requests in `state` (0 when none).
+        public subscript(state: State) -> Int { counts[state] ?? 0 }
     }
 
     /// What one pass did.
@@ -216,11 +224,9 @@ public struct ConsumptionResponder: Service {
         // Another holder working on it means it is queued already.
         guard let state = try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) else { return }
         if state.value == nil {
-            if now().ledgerMilliseconds > requestedAt + settings.window.milliseconds {
+            if request.isPastWindow(at: now().ledgerMilliseconds, window: settings.window) {
                 // Recovered by the sync after Apple's window: kept, visibly too late.
-                request.state = .expired
-                request.finishedAt = now().ledgerMilliseconds
-                count(.expired, request)
+                finish(&request, as: .expired)
             }
             _ = try await ledger.saveLeasedState(name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(30))
         }
@@ -264,7 +270,12 @@ public struct ConsumptionResponder: Service {
                     continue
                 }
                 request = current
-                await attempt(&request, pass: &pass)
+                switch await attempt(&request) {
+                case .sent?: pass.sent += 1
+                case .expired?: pass.expired += 1
+                case .failed?: pass.failed += 1
+                case .pending?, nil: pass.retried += 1
+                }
                 _ = try await ledger.saveLeasedState(state.name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(1))
                 try await ledger.releaseLease(on: state.name, holder: holder)
             } catch {
@@ -286,61 +297,63 @@ public struct ConsumptionResponder: Service {
     }
 
     /// One attempt at a pending request; updates it in place.
-    private func attempt(_ request: inout Request, pass: inout Pass) async {
+    ///
+    /// - Returns: The state it ended in, `nil` when it waits for another attempt.
+    private func attempt(_ request: inout Request) async -> State? {
         let at = now()
-        if at.ledgerMilliseconds > request.requestedAt + settings.window.milliseconds {
-            request.state = .expired
-            request.finishedAt = at.ledgerMilliseconds
-            pass.expired += 1
-            count(.expired, request)
+        if request.isPastWindow(at: at.ledgerMilliseconds, window: settings.window) {
+            finish(&request, as: .expired)
             logger.warning("a consumption request expired unanswered", metadata: ["transaction.id": "\(request.transactionId)", "attempts": "\(request.attempts)"])
-            return
+            return .expired
         }
         let environment = AppStoreEnvironment(rawValue: request.environment)
         guard let client = clients.serving(environment) else {
-            request.state = .failed
-            request.finishedAt = at.ledgerMilliseconds
-            request.lastError = "no App Store Server API client for \(environment.rawValue)"
-            pass.failed += 1
-            count(.failed, request)
-            return
+            finish(&request, as: .failed, error: "no App Store Server API client for \(environment.rawValue)")
+            return .failed
         }
         request.attempts += 1
         do {
             let information = try await information(for: request.transactionId, in: environment, at: at)
             try await client.sendConsumptionInformation(transactionId: request.transactionId, information)
-            request.state = .sent
-            request.finishedAt = now().ledgerMilliseconds
-            request.lastError = nil
             request.sent = SentFields(
                 deliveryStatus: information.deliveryStatus.rawValue, consumptionPercentage: information.consumptionPercentage,
                 refundPreference: information.refundPreference?.rawValue
             )
-            pass.sent += 1
-            count(.sent, request)
+            finish(&request, as: .sent)
             logger.info("consumption information sent", metadata: [
                 "transaction.id": "\(request.transactionId)", "delivery": "\(information.deliveryStatus.rawValue)",
                 "consumption.milliunits": "\(information.consumptionPercentage.map(String.init) ?? "-")",
             ])
+            return .sent
         } catch let error as AppStoreClientError where !(error.isRetryable || error.code == .unauthorized) {
-            request.state = .failed
-            request.finishedAt = now().ledgerMilliseconds
-            request.lastError = "\(error.code): \(error.reason)"
-            pass.failed += 1
-            count(.failed, request)
+            finish(&request, as: .failed, error: "\(error.code): \(error.reason)")
             logger.error("Apple refused the consumption information", metadata: ["transaction.id": "\(request.transactionId)", "error": "\(error.code): \(error.reason)"])
+            return .failed
         } catch {
             let backoff = min(settings.maximumBackoff.milliseconds, settings.initialBackoff.milliseconds << Int64(min(request.attempts - 1, 20)))
             var next = now().ledgerMilliseconds + backoff
             if let retryAfter = (error as? AppStoreClientError)?.retryAfter { next = max(next, retryAfter.ledgerMilliseconds) }
             request.nextAttemptAt = next
             request.lastError = (error as? AppStoreClientError).map { "\($0.code): \($0.reason)" } ?? "\(error)"
-            pass.retried += 1
-            count(nil, request)
+            SyncMetrics.consumption("retry", environment: request.environment, factory: metrics)
             logger.warning("consumption information not sent; retrying", metadata: [
                 "transaction.id": "\(request.transactionId)", "attempts": "\(request.attempts)", "error": "\(request.lastError ?? "")",
             ])
+            return nil
         }
+    }
+
+    /// Ends a request as `state` (sent, expired or failed) and counts it; a sent request keeps
+    /// no error, the others the given one or the last attempt's.
+    private func finish(_ request: inout Request, as state: State, error: String? = nil) {
+        request.state = state
+        request.finishedAt = now().ledgerMilliseconds
+        if state == .sent {
+            request.lastError = nil
+        } else if let error {
+            request.lastError = error
+        }
+        SyncMetrics.consumption(state.rawValue, environment: request.environment, factory: metrics)
     }
 
     /// The ledger's facts for one transaction.
@@ -372,13 +385,6 @@ public struct ConsumptionResponder: Service {
     /// `consumption/<environment>/<notificationUUID>`.
     static func stateName(environment: AppStoreEnvironment, notificationUUID: String) -> String {
         statePrefix + environment.rawValue + "/" + notificationUUID
-    }
-
-    private func count(_ state: State?, _ request: Request) {
-        Counter(
-            label: "storegate_sync_consumption_total",
-            dimensions: [("environment", request.environment), ("outcome", state?.rawValue ?? "retry")], factory: metrics
-        ).increment()
     }
 
     static func encode(_ request: Request) -> String {

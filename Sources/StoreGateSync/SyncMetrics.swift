@@ -46,4 +46,8 @@ struct SyncMetrics: Sendable {
     static func accountRefreshed(_ outcome: String, factory: any MetricsFactory) {
         Counter(label: "storegate_sync_accounts_refreshed_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
+
+    static func consumption(_ outcome: String, environment: String, factory: any MetricsFactory) {
+        Counter(label: "storegate_sync_consumption_total", dimensions: [("environment", environment), ("outcome", outcome)], factory: factory).increment()
+    }
 }

@@ -558,9 +558,9 @@ struct Console: Sendable {
         if let store = ledger as? any LeasedStateStore, let summary = try? await ConsumptionResponder.summary(of: store) {
             requests = summary
         }
-        let answered = configuration.isSyncConfigured && configuration.consumption.customerConsented
+        let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
-            + ": \(requests.counts[.sent] ?? 0) sent, \(requests.counts[.pending] ?? 0) pending, \(requests.counts[.expired] ?? 0) expired, \(requests.counts[.failed] ?? 0) failed"
+            + ": \(requests[.sent]) sent, \(requests[.pending]) pending, \(requests[.expired]) expired, \(requests[.failed]) failed"
             + (requests.lastError.map { " — last error: \($0)" } ?? "") + "."
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
@@ -573,7 +573,7 @@ struct Console: Sendable {
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
             warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
             syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
-            consumptionFailed: (requests.counts[.failed] ?? 0) + (requests.counts[.expired] ?? 0) > 0
+            consumptionFailed: requests[.failed] + requests[.expired] > 0
         ))
     }
 }

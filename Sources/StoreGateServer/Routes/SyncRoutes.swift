@@ -42,10 +42,10 @@ struct SyncStatusReply: JSONWritable {
             json.key("consumptionRequests")
             json.object { json in
                 json.member("answered", consumptionAnswered)
-                json.member("pending", Int64(consumption.counts[.pending] ?? 0))
-                json.member("sent", Int64(consumption.counts[.sent] ?? 0))
-                json.member("expired", Int64(consumption.counts[.expired] ?? 0))
-                json.member("failed", Int64(consumption.counts[.failed] ?? 0))
+                json.member("pending", Int64(consumption[.pending]))
+                json.member("sent", Int64(consumption[.sent]))
+                json.member("expired", Int64(consumption[.expired]))
+                json.member("failed", Int64(consumption[.failed]))
                 json.member("lastErrorTransactionId", consumption.lastErrorTransactionId)
                 json.member("lastError", consumption.lastError)
             }

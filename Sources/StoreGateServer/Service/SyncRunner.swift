@@ -16,8 +16,6 @@ struct SyncRunner: Service {
     let access: AppStoreAccess
     /// Refreshes an account when a receipt or signed transaction first shows one of its families.
     let firstSight: FirstSightRefresh?
-    /// Answers `CONSUMPTION_REQUEST` notifications; `nil` unless `STOREGATE_CONSUMPTION=consented`.
-    let consumption: ConsumptionResponder?
     let transport: AsyncHTTPClientTransport
 
     /// The sync of the configured credentials: one client per accepted Apple environment
@@ -57,7 +55,6 @@ struct SyncRunner: Service {
                 metrics: metrics.instrumentFactory, logger: syncLogger, now: now
             )
         }
-        self.consumption = consumption
         self.transport = transport
         self.service = AppStoreSyncService(syncs: syncs, interval: configuration.syncSettings.interval, logger: syncLogger)
         let refresher = AccountRefresher(
@@ -76,7 +73,7 @@ struct SyncRunner: Service {
             if let firstSight {
                 group.addTask { try await firstSight.run() }
             }
-            if let consumption {
+            if let consumption = access.consumption {
                 group.addTask { try await consumption.run() }
             }
             try await group.waitForAll()
@@ -93,7 +90,8 @@ struct AppStoreAccess: Sendable {
     let clients: [AppStoreServerAPIClient]
     /// This instance's name in leases.
     let holder: String
-    /// Queues the answers to consumption requests the webhook receives; `nil` when off.
+    /// Answers `CONSUMPTION_REQUEST` notifications (the webhook queues them here); `nil`
+    /// unless `STOREGATE_CONSUMPTION=consented`.
     let consumption: ConsumptionResponder?
 
     /// The client of `environment`, if it is accepted.
