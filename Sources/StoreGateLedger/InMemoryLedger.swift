@@ -162,6 +162,24 @@ public actor InMemoryLedger: Ledger {
         return tally.result()
     }
 
+    @discardableResult
+    public func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
+        try checkOpen()
+        try SubscriptionClock.checkLimit(limit)
+        let date = date.ledgerNormalized
+        let due = families.values.compactMap { family -> (Date, FamilyRow)? in
+            guard let next = family.nextTransitionAt, next <= date else { return nil }
+            return (next, family)
+        }.sorted { ($0.0, $0.1.key) < ($1.0, $1.1.key) }.prefix(limit)
+        for (_, family) in due {
+            let rows = (transactionsByFamily[family.key] ?? []).compactMap { transactions[$0] }
+            let (new, next) = SubscriptionClock.transitions(of: family, rows: rows, renewal: renewals[family.key], until: date)
+            append(new)
+            families[family.key]?.nextTransitionAt = next
+        }
+        return due.count
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try checkOpen()
         return transactions[TransactionKey(environment: environment, transactionId: transactionId)]?.value
@@ -225,7 +243,9 @@ public actor InMemoryLedger: Ledger {
                     .append(summary.notificationUUID)
             }
         }
-        for family in plan.familyInserts + plan.familyClaims { families[family.key] = family }
+        for family in plan.familyInserts { families[family.key] = family }
+        for family in plan.familyClaims { families[family.key]?.account = family.account }
+        for transition in plan.nextTransitions { families[transition.key]?.nextTransitionAt = transition.at }
         for row in plan.transactionInserts + plan.transactionUpdates {
             if let old = transactions[row.key]?.value.account { transactionsByAccount[old]?.remove(row.key) }
             transactions[row.key] = row

@@ -102,6 +102,18 @@ public protocol Ledger: LedgerBrowsing {
     ///   of range, or a storage error.
     func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent]
 
+    /// Appends the subscription state changes that time alone made up to `date` — a period
+    /// or a grace period ending — for at most `limit` families whose next such moment has
+    /// passed, in one transaction (``SubscriptionClock``). Each family's transitions are
+    /// appended once, however many instances call this at once.
+    ///
+    /// - Parameters:
+    ///   - date: Now (the injected clock's).
+    ///   - limit: At most this many families, 1...10000.
+    /// - Returns: How many families were due; fewer than `limit` means none is left.
+    @discardableResult
+    func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int
+
     /// The recorded state of one transaction, or `nil` when it was never recorded.
     func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction?
 

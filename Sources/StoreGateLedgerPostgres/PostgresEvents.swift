@@ -188,7 +188,9 @@ enum PostgresEvents {
     }
 
     static let loadStatement = [
-        PostgresLedger.shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id", 21: "f.revision"]) + """
+        PostgresLedger.shaped("f", [
+            0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id", 10: "f.next_transition_at", 21: "f.revision",
+        ]) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_families f1
                 WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id) f ON true

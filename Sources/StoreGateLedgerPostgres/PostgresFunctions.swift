@@ -123,9 +123,15 @@ enum PostgresFunctions {
                 END IF;
             END LOOP;
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_inserts') LOOP
-                INSERT INTO ledger_families (environment, original_transaction_id, account_id)
-                VALUES (r->>'environment', r->>'original_transaction_id', r->>'account_id');
-            END LOOP;
+                INSERT INTO ledger_families (environment, original_transaction_id, account_id\(version < 2 ? "" : ", next_transition_at"))
+                VALUES (r->>'environment', r->>'original_transaction_id', r->>'account_id'\(version < 2 ? "" : ", (r->>'next_transition_at')::bigint"));
+            END LOOP;\(version < 2 ? "" : """
+
+                FOR r IN SELECT value FROM jsonb_array_elements(plan->'next_transitions') LOOP
+                    UPDATE ledger_families SET next_transition_at = (r->>'at')::bigint
+                    WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id';
+                END LOOP;
+            """)
             FOR r IN SELECT value FROM jsonb_array_elements(plan->'family_claims') LOOP
                 UPDATE ledger_families SET account_id = r->>'account_id'
                 WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'

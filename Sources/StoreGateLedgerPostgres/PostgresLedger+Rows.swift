@@ -178,7 +178,9 @@ extension PostgresLedger {
             switch try row.text(0) {
             case "f":
                 let key = FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(1)), originalTransactionId: try row.text(3))
-                loaded.state.families[key] = FamilyRow(key: key, account: try row.optionalText(4).map(account))
+                loaded.state.families[key] = FamilyRow(
+                    key: key, account: try row.optionalText(4).map(account), nextTransitionAt: try row.optionalDate(11)
+                )
                 loaded.familyRevisions[key] = try row.integer(22)
             case "t":
                 let transaction = try decodeTransaction(row, offset: 1)

@@ -252,6 +252,43 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    /// Reads the due families and their rows, and writes their events and next transitions
+    /// with `ledger_apply_v2`, which refuses the whole write (retried) when one of the families
+    /// changed since it was read — so two instances never append a family's transition twice,
+    /// and a write racing the clock replans with the moved transition.
+    @discardableResult
+    public func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
+        try SubscriptionClock.checkLimit(limit)
+        let date = date.ledgerNormalized
+        let logger = self.logger
+        return try await withConnection { connection in
+            let due = try await Self.rows(connection, """
+                SELECT environment, original_transaction_id FROM ledger_families
+                WHERE next_transition_at <= $1 ORDER BY next_transition_at, environment, original_transaction_id LIMIT $2
+                """, [.integer(date.ledgerMilliseconds), .integer(Int64(limit))], logger: logger
+            ).map { row in FamilyKey(environment: AppStoreEnvironment(rawValue: try row.text(0)), originalTransactionId: try row.text(1)) }
+            guard !due.isEmpty else { return 0 }
+            let loaded = try await Self.load(connection, families: due, transactions: [], notification: nil, logger: logger)
+            // Another instance may have taken some between the two reads.
+            let families = due.compactMap { key in loaded.state.families[key] }.filter { family in
+                family.nextTransitionAt.map { $0 <= date } ?? false
+            }
+            guard !families.isEmpty else { return 0 }
+            let rowsByFamily = Dictionary(grouping: loaded.state.transactions.values, by: \.familyKey)
+            var plan = LedgerWritePlan()
+            for family in families {
+                let key = family.key
+                let (events, next) = SubscriptionClock.transitions(
+                    of: family, rows: rowsByFamily[key] ?? [], renewal: loaded.state.renewals[key], until: date
+                )
+                plan.events += events
+                plan.nextTransitions.append(NextTransition(key: key, at: next))
+            }
+            try await Self.apply(plan, loaded: loaded, connection, logger: logger)
+            return families.count
+        }
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await withConnection { connection in
             try await Self.loadTransactions(

@@ -55,7 +55,17 @@ enum PostgresPlanJSON {
             json.key("unowned_families")
             json.array(unownedFamilies) { json, key in Self.family(key, account: nil, to: &json) }
             json.key("family_inserts")
-            json.array(plan.familyInserts) { json, family in Self.family(family.key, account: family.account, to: &json) }
+            json.array(plan.familyInserts) { json, family in
+                Self.family(family.key, account: family.account, to: &json) { json in
+                    json.nullableMember("next_transition_at", family.nextTransitionAt?.ledgerMilliseconds)
+                }
+            }
+            json.key("next_transitions")
+            json.array(plan.nextTransitions) { json, transition in
+                Self.family(transition.key, account: nil, to: &json) { json in
+                    json.nullableMember("at", transition.at?.ledgerMilliseconds)
+                }
+            }
             json.key("family_claims")
             json.array(plan.familyClaims) { json, family in Self.family(family.key, account: family.account, to: &json) }
             json.key("transaction_inserts")
@@ -79,11 +89,14 @@ enum PostgresPlanJSON {
         return json.text
     }
 
-    private static func family(_ key: FamilyKey, account: AccountID?, to json: inout JSONWriter) {
+    private static func family(
+        _ key: FamilyKey, account: AccountID?, to json: inout JSONWriter, more: (inout JSONWriter) -> Void = { _ in }
+    ) {
         json.object { json in
             json.member("environment", key.environment.rawValue)
             json.member("original_transaction_id", key.originalTransactionId)
             json.nullableMember("account_id", account?.rawValue)
+            more(&json)
         }
     }
 

@@ -157,7 +157,27 @@ enum PostgresSchema {
             )
             """,
         ]),
+        Migration(version: 6, description: "time-driven subscription transitions", statements: [
+            "ALTER TABLE ledger_families ADD COLUMN next_transition_at BIGINT",
+            "CREATE INDEX ledger_families_next_transition ON ledger_families (next_transition_at) WHERE next_transition_at IS NOT NULL",
+        ] + nextTransitionBackfill + [PostgresEvents.load, PostgresFunctions.applyWithEvents]),
     ]
+
+    /// Sets the owned families' next transition from the rows stored before migration 6: the
+    /// earliest expiry or grace period end still ahead (any product: a moment where nothing
+    /// changes is examined once and passed).
+    static let nextTransitionBackfill: [String] = {
+        let now = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+        let sameFamily = "x.environment = f.environment AND x.original_transaction_id = f.original_transaction_id"
+        return [
+            """
+            UPDATE ledger_families f SET next_transition_at = LEAST(
+                (SELECT MIN(x.expires_date) FROM ledger_transactions x WHERE \(sameFamily) AND x.expires_date > \(now)),
+                (SELECT x.grace_period_expires_date FROM ledger_renewals x WHERE \(sameFamily) AND x.grace_period_expires_date > \(now)))
+            WHERE f.account_id IS NOT NULL
+            """,
+        ]
+    }()
 
     /// Applies the missing migrations under the advisory lock.
     ///

@@ -31,10 +31,12 @@ extension SQLiteLedger {
         var state = PlanningState()
         for key in families {
             try connection.query(
-                "SELECT account_id FROM ledger_families WHERE environment = ? AND original_transaction_id = ?",
+                "SELECT account_id, next_transition_at FROM ledger_families WHERE environment = ? AND original_transaction_id = ?",
                 [.text(key.environment.rawValue), .text(key.originalTransactionId)]
             ) { row throws(LedgerError) in
-                state.families[key] = FamilyRow(key: key, account: row.optionalText(0).map(account))
+                state.families[key] = FamilyRow(
+                    key: key, account: row.optionalText(0).map(account), nextTransitionAt: row.optionalInteger(1).map(Date.init(ledgerMilliseconds:))
+                )
             }
             guard state.families[key] != nil else { continue }
             let familyValues: [SQLiteValue] = [.text(key.environment.rawValue), .text(key.originalTransactionId)]
@@ -145,8 +147,11 @@ extension SQLiteLedger {
         }
         for family in plan.familyInserts {
             try connection.run(
-                "INSERT INTO ledger_families (environment, original_transaction_id, account_id) VALUES (?, ?, ?)",
-                [.text(family.key.environment.rawValue), .text(family.key.originalTransactionId), .optional(family.account?.rawValue)]
+                "INSERT INTO ledger_families (environment, original_transaction_id, account_id, next_transition_at) VALUES (?, ?, ?, ?)",
+                [
+                    .text(family.key.environment.rawValue), .text(family.key.originalTransactionId), .optional(family.account?.rawValue),
+                    .optional(family.nextTransitionAt?.ledgerMilliseconds),
+                ]
             )
         }
         for family in plan.familyClaims {
@@ -155,6 +160,7 @@ extension SQLiteLedger {
                 [.optional(family.account?.rawValue), .text(family.key.environment.rawValue), .text(family.key.originalTransactionId)]
             )
         }
+        try setNextTransitions(plan.nextTransitions, connection)
         for row in plan.transactionInserts {
             try connection.run(
                 insertTransaction,
@@ -234,6 +240,30 @@ extension SQLiteLedger {
 
     /// Appends events to the outbox; `AUTOINCREMENT` gives them increasing sequences in
     /// commit order (one writer at a time), never reused.
+    static func setNextTransitions(_ transitions: [NextTransition], _ connection: SQLiteConnection) throws(LedgerError) {
+        for transition in transitions {
+            try connection.run(
+                "UPDATE ledger_families SET next_transition_at = ? WHERE environment = ? AND original_transaction_id = ?",
+                [.optional(transition.at?.ledgerMilliseconds), .text(transition.key.environment.rawValue), .text(transition.key.originalTransactionId)]
+            )
+        }
+    }
+
+    /// The families whose next time-driven transition is due at `date`, earliest first.
+    static func dueFamilies(_ connection: SQLiteConnection, at date: Date, limit: Int) throws(LedgerError) -> [FamilyKey] {
+        var keys: [FamilyKey] = []
+        try connection.query(
+            """
+            SELECT environment, original_transaction_id FROM ledger_families
+            WHERE next_transition_at <= ? ORDER BY next_transition_at, environment, original_transaction_id LIMIT ?
+            """,
+            [.integer(date.ledgerMilliseconds), .integer(Int64(limit))]
+        ) { row throws(LedgerError) in
+            keys.append(FamilyKey(environment: AppStoreEnvironment(rawValue: row.text(0)), originalTransactionId: row.text(1)))
+        }
+        return keys
+    }
+
     static func appendEvents(_ events: [LedgerEvent], _ connection: SQLiteConnection) throws(LedgerError) {
         for event in events {
             try connection.run(

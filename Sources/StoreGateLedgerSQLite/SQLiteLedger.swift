@@ -239,6 +239,29 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
+    @discardableResult
+    public func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
+        try SubscriptionClock.checkLimit(limit)
+        let date = date.ledgerNormalized
+        return try await write { connection throws(LedgerError) in
+            let due = try Self.dueFamilies(connection, at: date, limit: limit)
+            guard !due.isEmpty else { return 0 }
+            let state = try Self.loadState(connection, families: due, transactions: [])
+            let rowsByFamily = Dictionary(grouping: state.transactions.values, by: \.familyKey)
+            var transitions: [NextTransition] = []
+            for key in due {
+                guard let family = state.families[key] else { continue }
+                let (events, next) = SubscriptionClock.transitions(
+                    of: family, rows: rowsByFamily[key] ?? [], renewal: state.renewals[key], until: date
+                )
+                try Self.appendEvents(events, connection)
+                transitions.append(NextTransition(key: key, at: next))
+            }
+            try Self.setNextTransitions(transitions, connection)
+            return due.count
+        }
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in

@@ -178,7 +178,33 @@ enum SQLiteSchema {
             ) WITHOUT ROWID
             """,
         ]),
+        Migration(version: 6, description: "time-driven subscription transitions", statements: [
+            "ALTER TABLE ledger_families ADD COLUMN next_transition_at INTEGER",
+            "CREATE INDEX ledger_families_next_transition ON ledger_families (next_transition_at) WHERE next_transition_at IS NOT NULL",
+        ] + SQLiteSchema.nextTransitionBackfill),
     ]
+
+    /// Sets the owned families' next transition from the rows stored before migration 6: the
+    /// earliest expiry or grace period end still ahead (any product: a moment where nothing
+    /// changes is examined once and passed).
+    static let nextTransitionBackfill: [String] = {
+        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+        let sameFamily = "environment = ledger_families.environment AND original_transaction_id = ledger_families.original_transaction_id"
+        return [
+            """
+            UPDATE ledger_families SET next_transition_at =
+                (SELECT MIN(expires_date) FROM ledger_transactions WHERE \(sameFamily) AND expires_date > \(now))
+            WHERE account_id IS NOT NULL
+            """,
+            """
+            UPDATE ledger_families SET next_transition_at =
+                (SELECT grace_period_expires_date FROM ledger_renewals WHERE \(sameFamily))
+            WHERE account_id IS NOT NULL AND EXISTS (
+                SELECT 1 FROM ledger_renewals WHERE \(sameFamily) AND grace_period_expires_date > \(now)
+                  AND (ledger_families.next_transition_at IS NULL OR grace_period_expires_date < ledger_families.next_transition_at))
+            """,
+        ]
+    }()
 
     /// Applies the missing migrations in one `BEGIN IMMEDIATE` transaction, so processes
     /// opening the same file at once apply each exactly once.

@@ -4,6 +4,7 @@ public import Hummingbird
 public import Logging
 import NIOCore
 import ServiceLifecycle
+import StoreGateEvents
 public import StoreGateLedger
 import UnixSignals
 
@@ -139,6 +140,8 @@ public func buildApplication(
     app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
     app.addServices(sessions)  // expires old console sessions
+    // Periods and grace periods that end without a write still reach the event stream.
+    app.addServices(SubscriptionClockService(ledger: ledger, logger: logger))
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }

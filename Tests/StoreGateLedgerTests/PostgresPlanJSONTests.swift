@@ -34,6 +34,9 @@ struct PostgresPlanJSONTests {
         let family = FamilyKey(environment: .sandbox, originalTransactionId: "o-1")
         plan.familyInserts = [FamilyRow(key: family, account: nil)]
         plan.familyClaims = [FamilyRow(key: family, account: Purchases.account("alice"))]
+        plan.nextTransitions = [
+            NextTransition(key: family, at: Purchases.t0), NextTransition(key: FamilyKey(environment: .sandbox, originalTransactionId: "o-2"), at: nil),
+        ]
         plan.transactionInserts = [bareTransaction("1")]
         plan.transactionUpdates = [bareTransaction("2")]
         plan.renewals = [RenewalRow(
@@ -95,6 +98,8 @@ struct PostgresPlanJSONTests {
         }
         #expect(renewal["will_auto_renew"] == .bool(true))
         #expect(try Self.objects(document, "family_inserts").first?["account_id"] == .null)
+        #expect(try Self.objects(document, "family_inserts").first?["next_transition_at"] == .null)
+        #expect(try Self.objects(document, "next_transitions").map { $0["at"] } == [.integer(1_700_000_000_000), .null])
         #expect(try Self.objects(document, "family_claims").first?["account_id"] == .string("alice"))
         #expect(try Self.objects(document, "balance_deltas").first?["purchased"] == .integer(3))
     }

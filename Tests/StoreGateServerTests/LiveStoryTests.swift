@@ -163,6 +163,9 @@ final class SlowLedger: Ledger {
         try await base.transaction(transactionId, in: environment)
     }
     func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? { try await base.storedProof(digest) }
+    func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
+        try await base.emitElapsedTransitions(until: date, limit: limit)
+    }
     func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport { try await base.checkIntegrity() }
     func close() async {
         log.withLock { $0.append("close") }

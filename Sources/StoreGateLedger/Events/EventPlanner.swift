@@ -23,12 +23,17 @@ package struct EventCause: Sendable {
 /// It compares each touched purchase family before and after the plan, as seen by the
 /// family's owner (a family no account owns emits nothing until its proof claims it).
 package enum EventPlanner {
-    package static func events(for plan: LedgerWritePlan, state: PlanningState, cause: EventCause) -> [LedgerEvent] {
+    /// Sets the plan's events and the touched families' next time-driven transitions.
+    ///
+    /// A touched family whose stored ``FamilyRow/nextTransitionAt`` has passed first gets the
+    /// transitions time made since (``SubscriptionClock``), so its stream never shows a late
+    /// renewal's `expired → active` without the `active → expired` before it.
+    package static func addEvents(to plan: inout LedgerWritePlan, state: PlanningState, cause: EventCause) {
         var changedByFamily: [FamilyKey: [TransactionRow]] = [:]
         for row in plan.transactionInserts { changedByFamily[row.familyKey, default: []].append(row) }
         for row in plan.transactionUpdates { changedByFamily[row.familyKey, default: []].append(row) }
         for renewal in plan.renewals where changedByFamily[renewal.key] == nil { changedByFamily[renewal.key] = [] }
-        guard !changedByFamily.isEmpty else { return [] }
+        guard !changedByFamily.isEmpty else { return }
         // The stored rows of the touched families, grouped in one pass.
         var storedByFamily: [FamilyKey: [TransactionRow]] = [:]
         if !state.transactions.isEmpty {
@@ -38,22 +43,35 @@ package enum EventPlanner {
         }
         var events: [LedgerEvent] = []
         for (family, changed) in changedByFamily.sorted(by: { $0.key < $1.key }) {
-            let owner = plan.familyInserts.first { $0.key == family }?.account
+            let inserted = plan.familyInserts.firstIndex { $0.key == family }
+            let stored = state.families[family]
+            let owner = inserted.map { plan.familyInserts[$0].account }
                 ?? plan.familyClaims.first { $0.key == family }?.account
-                ?? state.families[family]?.account
-            guard let owner else { continue }
-            let stored = storedByFamily[family] ?? []
-            var builder = FamilyEvents(
-                family: family, owner: owner, cause: cause,
-                before: stored.filter { $0.value.account == owner },
-                changed: changed,
-                unchanged: stored,
-                renewalBefore: state.renewals[family],
-                renewalIncoming: plan.renewals.first { $0.key == family }
-            )
-            events += builder.derive()
+                ?? stored?.account
+            let storedRows = storedByFamily[family] ?? []
+            if let stored, let due = stored.nextTransitionAt, due <= cause.recordedAt {
+                events += SubscriptionClock.transitions(of: stored, rows: storedRows, renewal: state.renewals[family], until: cause.recordedAt).events
+            }
+            var next: Date?
+            if let owner {
+                var builder = FamilyEvents(
+                    family: family, owner: owner, cause: cause,
+                    before: storedRows.filter { $0.value.account == owner },
+                    changed: changed,
+                    unchanged: storedRows,
+                    renewalBefore: state.renewals[family],
+                    renewalIncoming: plan.renewals.first { $0.key == family }
+                )
+                events += builder.derive()
+                next = builder.nextBoundary(after: cause.recordedAt)
+            }
+            if let inserted {
+                plan.familyInserts[inserted].nextTransitionAt = next
+            } else if let stored, stored.nextTransitionAt != next {
+                plan.nextTransitions.append(NextTransition(key: family, at: next))
+            }
         }
-        return events
+        plan.events = events
     }
 
     /// The event of a proof refused because its purchase belongs to another account.
@@ -106,7 +124,7 @@ extension [LedgerEvent] {
 
 /// The events of one purchase family. Families hold a handful of transactions, so the rows
 /// are kept in arrays and searched linearly (cheaper than hashing at these sizes).
-private struct FamilyEvents {
+struct FamilyEvents {
     let family: FamilyKey
     let owner: AccountID
     let cause: EventCause
@@ -191,15 +209,15 @@ private struct FamilyEvents {
         return events
     }
 
-    /// The state of the family's auto-renewable subscription at the recording date.
-    func subscriptionState(_ rows: [TransactionRow], _ renewal: RenewalRow?) -> SubscriptionStatus? {
+    /// The state of the family's auto-renewable subscription at `date` (the recording date by default).
+    func subscriptionState(_ rows: [TransactionRow], _ renewal: RenewalRow?, at date: Date? = nil) -> SubscriptionStatus? {
         guard rows.contains(where: { $0.value.productType == .autoRenewable }) else { return nil }
         let subscriptions = rows.map(\.value).filter { $0.productType == .autoRenewable }
             .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         guard let first = subscriptions.first else { return nil }
         return EntitlementCalculator.subscription(
             group: first.subscriptionGroup, transactions: subscriptions, renewals: renewal.map { [family: $0] } ?? [:],
-            notifications: [], at: cause.recordedAt
+            notifications: [], at: date ?? cause.recordedAt
         )
     }
 

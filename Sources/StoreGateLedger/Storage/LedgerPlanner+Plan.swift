@@ -33,8 +33,8 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.events = EventPlanner.events(
-            for: plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
+        EventPlanner.addEvents(
+            to: &plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
         )
         let ids = Set(prepared.transactions.map(\.key))
         let outcome = RecordOutcome(
@@ -64,8 +64,8 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.events = EventPlanner.events(
-            for: plan, state: state,
+        EventPlanner.addEvents(
+            to: &plan, state: state,
             cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
         )
         let outcome = NotificationOutcome(

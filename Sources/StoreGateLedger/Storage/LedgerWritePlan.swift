@@ -1,3 +1,5 @@
+package import Foundation
+
 /// What the ledger loads, under its write lock or transaction, before planning a change.
 package struct PlanningState: Sendable {
     /// The families the change touches that exist.
@@ -29,6 +31,9 @@ package struct LedgerWritePlan: Sendable {
     package var familyInserts: [FamilyRow] = []
     /// Set the owner of families no account owned.
     package var familyClaims: [FamilyRow] = []
+    /// Set the ``FamilyRow/nextTransitionAt`` of families that exist (inserted families carry
+    /// theirs), by key.
+    package var nextTransitions: [NextTransition] = []
     package var transactionInserts: [TransactionRow] = []
     package var transactionUpdates: [TransactionRow] = []
     /// Upsert each unless the stored one supersedes it (``RenewalRow/supersedes(_:)``).
@@ -48,5 +53,16 @@ package struct LedgerWritePlan: Sendable {
     package var changesEntitlements: Bool {
         !familyInserts.isEmpty || !familyClaims.isEmpty || !transactionInserts.isEmpty
             || !transactionUpdates.isEmpty || !balanceDeltas.isEmpty
+    }
+}
+
+/// A family's next time-driven transition, as a plan or the clock sets it.
+package struct NextTransition: Hashable, Sendable {
+    package var key: FamilyKey
+    package var at: Date?
+
+    package init(key: FamilyKey, at: Date?) {
+        self.key = key
+        self.at = at
     }
 }

@@ -35,10 +35,15 @@ package struct TransactionKey: Hashable, Sendable, Comparable {
 package struct FamilyRow: Hashable, Sendable {
     package var key: FamilyKey
     package var account: AccountID?
+    /// The next moment at which time alone may change the owned family's subscription state
+    /// (an `expiresDate`, a grace period's end) and no event has said so yet; `nil` when none
+    /// lies ahead (``SubscriptionClock``).
+    package var nextTransitionAt: Date?
 
-    package init(key: FamilyKey, account: AccountID?) {
+    package init(key: FamilyKey, account: AccountID?, nextTransitionAt: Date? = nil) {
         self.key = key
         self.account = account
+        self.nextTransitionAt = nextTransitionAt
     }
 }
 

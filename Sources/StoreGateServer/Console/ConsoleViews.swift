@@ -85,7 +85,11 @@ enum ConsoleViews {
             details.append("notification \(type)\(event.notificationSubtype.map { " / \($0)" } ?? "")")
         }
         if let key = event.idempotencyKey { details.append("idempotency key \(abbreviated(key))") }
-        details.append("via \(event.source)")
+        if event.source == LedgerEvent.timeSource {
+            details.append("as time passed, at \(time(event.occurredAt))")
+        } else {
+            details.append("via \(event.source)")
+        }
         let link = event.environment.flatMap { environment in event.transactionId.map { transactionLink(environment, $0) } }
         return TimelineEntry(
             sequence: event.sequence,
