@@ -141,7 +141,7 @@ public func buildApplication(
     app.addServices(LedgerService(ledger: ledger, logger: logger))
     app.addServices(sessions)  // expires old console sessions
     // Periods and grace periods that end without a write still reach the event stream.
-    app.addServices(SubscriptionClockService(ledger: ledger, logger: logger))
+    app.addServices(SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger))
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }

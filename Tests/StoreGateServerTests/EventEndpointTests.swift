@@ -6,6 +6,7 @@ import StoreGateCore
 import Testing
 
 import StoreGateEvents
+import StoreGateLedger
 import StoreGateTestSupport
 @testable import StoreGateServer
 
@@ -71,6 +72,38 @@ struct EventEndpointTests {
 @Suite("Webhooks from storegate serve")
 struct WebhookServeTests {
     static let secret = "whsec_serve-secret-0123456789"
+
+    @Test("the served application's clock appends a period's end that no write announced")
+    func clock() async throws {
+        var configuration = try TestData.configuration()
+        configuration.clockInterval = .milliseconds(50)
+        let (app, ledger) = TestData.application(configuration)
+        try await app.test(.live) { client in
+            let end = Date().addingTimeInterval(0.4).ledgerNormalized
+            let start = end.addingTimeInterval(-30 * 86_400)
+            let period = VerifiedTransaction(
+                environment: .production, bundleId: TestData.bundleId, transactionId: "4500000000000001",
+                originalTransactionId: "4500000000000001", productId: "pro.monthly", productType: .autoRenewable, quantity: 1,
+                purchaseDate: start, originalPurchaseDate: start, expiresDate: end, revocationDate: nil, revocationReason: nil,
+                webOrderLineItemId: nil, subscriptionGroupIdentifier: "pro", appAccountToken: nil, isUpgraded: false,
+                signedDate: start, source: .signedTransaction
+            )
+            try await ledger.record(
+                VerifiedProof(kind: .signedTransaction, environment: .production, bundleId: TestData.bundleId, signedDate: start,
+                              transactions: [period], rawProof: Array("gus".utf8)),
+                for: try AccountID("gus"))
+            var events: [[String: Any]] = []
+            for _ in 0..<200 where events.count < 2 {
+                try await Task.sleep(for: .milliseconds(20))
+                events = try #require(try await client.send(.get, "/v1/events?limit=100", key: TestData.fullKey).json["events"] as? [[String: Any]])
+            }
+            #expect(events.map { $0["type"] as? String } == ["purchase.recorded", "subscription.state_changed"])
+            #expect(events.last?["source"] as? String == "time")
+            #expect(events.last?["previousState"] as? String == "active")
+            #expect(member(events.last, "entitlement", "state") as? String == "expired")
+            #expect(member(events.last, "entitlement", "isEntitled") as? Bool == false)
+        }
+    }
 
     @Test("the served application delivers events, lists a failed delivery, and redelivers it on request")
     func deliverFailAndRedeliver() async throws {

@@ -121,6 +121,9 @@ public struct ServerConfiguration: Sendable {
     public var webhooks: [WebhookEndpoint] = []
     /// How webhook deliveries are attempted and retried.
     public var webhookPolicy = WebhookDeliveryPolicy()
+    /// How often the subscription clock appends the state changes time alone made (a period
+    /// or grace period ending) to the event stream (``SubscriptionClockService``; 15 s).
+    public var clockInterval: Duration = .seconds(15)
     /// How long a console session lasts after sign-in (`STOREGATE_CONSOLE_SESSION_MINUTES`).
     public var consoleSessionLifetime: Duration = .seconds(8 * 3600)
     /// Console cookies always `Secure` (`STOREGATE_CONSOLE_SECURE_COOKIES=true`); otherwise
