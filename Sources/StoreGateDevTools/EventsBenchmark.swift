@@ -16,6 +16,7 @@ import StoreGateTestSupport
 ///   memory above the start (constant: one page at a time).
 /// - deliver: every event to a local receiver through the webhook service (signatures,
 ///   leases, per-account order), on SQLite and on PostgreSQL.
+/// - clock: the subscription clock appending the transitions of many periods ending at once.
 enum EventsBenchmark {
     static func run(iterations: Int, postgresURL: String?, postgresConnections: Int) async throws {
         let count = max(20_000, iterations * 10)
@@ -31,6 +32,7 @@ enum EventsBenchmark {
         try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 16, range: count..<(2 * count), accounts: accounts)
         try await read(sqlite, label: "sqlite")
         try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
+        try await clock(sqlite, label: "sqlite", families: count / 4)
         await sqlite.close()
 
         guard let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_events") else { return }
@@ -39,6 +41,7 @@ enum EventsBenchmark {
         try await LedgerBenchmark.record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
         try await read(postgres, label: "postgres")
         try await deliver(postgres, label: "postgres", count: count / 4, accounts: accounts, offset: count)
+        try await clock(postgres, label: "postgres", families: count / 4)
         await postgres.close()
     }
 
@@ -63,6 +66,39 @@ enum EventsBenchmark {
         pages.sort()
         LedgerBenchmark.report(label, "read \(total) events, pages of 1,000", total, seconds, pages)
         print("          (read: heap at most \(String(format: "%.1f", Double(max(0, peak - before)) / 1_048_576)) MB above the start, sampled after each page (SQLite's mapped file pages are not heap); p50/p99 are per page)")
+    }
+
+    /// Records `families` subscriptions whose periods all end at one moment, then measures how
+    /// fast the subscription clock appends their `active → expired` transitions (batches of
+    /// 500 families, as the service takes them).
+    static func clock(_ ledger: any Ledger, label: String, families: Int) async throws {
+        let end = Date().addingTimeInterval(86_400)
+        for index in 0..<families {
+            let id = "clock-\(index)"
+            let period = LedgerStressCommand.transaction(
+                id, original: id, product: "pro.monthly", type: .autoRenewable, date: end.addingTimeInterval(-30 * 86_400),
+                expires: end, group: "pro"
+            )
+            let proof = VerifiedProof(
+                kind: .signedTransaction, environment: .production, bundleId: LedgerStressCommand.bundleId,
+                signedDate: period.signedDate, transactions: [period], rawProof: Array(id.utf8)
+            )
+            try await ledger.record(proof, for: try LedgerStressCommand.account("clock-\(index)"))
+        }
+        var batches: [Double] = []
+        var total = 0
+        let start = BenchSupport.now()
+        while true {
+            let begin = BenchSupport.now()
+            let due = try await ledger.emitElapsedTransitions(until: end.addingTimeInterval(1), limit: 500)
+            guard due > 0 else { break }
+            batches.append(Double(BenchSupport.now() - begin) / 1000)
+            total += due
+        }
+        let seconds = Double(BenchSupport.now() - start) / 1e9
+        batches.sort()
+        LedgerBenchmark.report(label, "clock: periods ended, transitions appended", total, seconds, batches)
+        print("          (clock: \(total) of \(families) families, batches of 500; p50/p99 are per batch)")
     }
 
     /// Records `count` more operations, then measures how fast the webhook service delivers

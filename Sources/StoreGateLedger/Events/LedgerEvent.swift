@@ -34,7 +34,9 @@ public struct LedgerEvent: Sendable, Hashable {
         public static let subscriptionRenewed = EventType(rawValue: "subscription.renewed")
         /// A subscription family moved between ``SubscriptionStatus/State`` values (active,
         /// grace period, billing retry, expired, revoked, upgraded); ``LedgerEvent/previousState``
-        /// says from where.
+        /// says from where. A period or grace period that ends is one too, with
+        /// ``LedgerEvent/source`` ``LedgerEvent/timeSource`` and the moment it ended as
+        /// ``LedgerEvent/occurredAt`` (``Ledger/emitElapsedTransitions(until:limit:)``).
         public static let subscriptionStateChanged = EventType(rawValue: "subscription.state_changed")
         /// The customer turned auto-renew off.
         public static let autoRenewDisabled = EventType(rawValue: "subscription.auto_renew_disabled")
