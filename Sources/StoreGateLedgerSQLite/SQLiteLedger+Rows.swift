@@ -238,8 +238,7 @@ extension SQLiteLedger {
         }
     }
 
-    /// Appends events to the outbox; `AUTOINCREMENT` gives them increasing sequences in
-    /// commit order (one writer at a time), never reused.
+    /// Stores the families' next time-driven transitions (``SubscriptionClock``).
     static func setNextTransitions(_ transitions: [NextTransition], _ connection: SQLiteConnection) throws(LedgerError) {
         for transition in transitions {
             try connection.run(
@@ -264,6 +263,8 @@ extension SQLiteLedger {
         return keys
     }
 
+    /// Appends events to the outbox; `AUTOINCREMENT` gives them increasing sequences in
+    /// commit order (one writer at a time), never reused.
     static func appendEvents(_ events: [LedgerEvent], _ connection: SQLiteConnection) throws(LedgerError) {
         for event in events {
             try connection.run(
