@@ -309,6 +309,35 @@ struct ConsoleTests {
         }
     }
 
+    @Test("a period that ended with no write shows on the timeline as a change that happened as time passed")
+    func timeDrivenChange() async throws {
+        let configuration = try TestData.configuration()
+        let ledger = InMemoryLedger(configuration: LedgerConfiguration(catalog: configuration.catalog))
+        let (app, _) = TestData.application(configuration, ledger: ledger)
+        let end = Date().addingTimeInterval(3600).ledgerNormalized
+        let start = end.addingTimeInterval(-30 * 86_400)
+        let period = VerifiedTransaction(
+            environment: .production, bundleId: TestData.bundleId, transactionId: "5100000000000001",
+            originalTransactionId: "5100000000000001", productId: "pro.monthly", productType: .autoRenewable, quantity: 1,
+            purchaseDate: start, originalPurchaseDate: start, expiresDate: end, revocationDate: nil, revocationReason: nil,
+            webOrderLineItemId: nil, subscriptionGroupIdentifier: "pro", appAccountToken: nil, isUpgraded: false,
+            signedDate: start, source: .signedTransaction
+        )
+        try await ledger.record(
+            VerifiedProof(kind: .signedTransaction, environment: .production, bundleId: TestData.bundleId, signedDate: start,
+                          transactions: [period], rawProof: Array("ida".utf8)),
+            for: try AccountID("ida"))
+        #expect(try await ledger.emitElapsedTransitions(until: end.addingTimeInterval(60), limit: 10) == 1)
+        try await app.test(.router) { client in
+            let browser = try #require(try await Self.signIn(client).1)
+            let page = try await client.execute(uri: "/console/accounts/ida", method: .get, headers: browser.headers, body: nil)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("active → expired"))
+            #expect(page.text.contains("as time passed, at \(ConsoleViews.time(end))"))
+            #expect(page.text.components(separatedBy: "via signed_transaction").count == 2, "only the purchase came from a proof")
+        }
+    }
+
     @Test("the overview charts 90 days as labelled inline SVG; the assets stay small")
     func overviewAndAssets() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
