@@ -74,16 +74,10 @@ enum EventsBenchmark {
     static func clock(_ ledger: any Ledger, label: String, families: Int) async throws {
         let end = Date().addingTimeInterval(86_400)
         for index in 0..<families {
-            let id = "clock-\(index)"
-            let period = LedgerStressCommand.transaction(
-                id, original: id, product: "pro.monthly", type: .autoRenewable, date: end.addingTimeInterval(-30 * 86_400),
-                expires: end, group: "pro"
+            try await ledger.record(
+                .subscriptionPeriod("clock-\(index)", bundleId: LedgerStressCommand.bundleId, endingAt: end),
+                for: try LedgerStressCommand.account("clock-\(index)")
             )
-            let proof = VerifiedProof(
-                kind: .signedTransaction, environment: .production, bundleId: LedgerStressCommand.bundleId,
-                signedDate: period.signedDate, transactions: [period], rawProof: Array(id.utf8)
-            )
-            try await ledger.record(proof, for: try LedgerStressCommand.account("clock-\(index)"))
         }
         var batches: [Double] = []
         var total = 0

@@ -167,16 +167,13 @@ public actor InMemoryLedger: Ledger {
         try checkOpen()
         try SubscriptionClock.checkLimit(limit)
         let date = date.ledgerNormalized
-        let due = families.values.compactMap { family -> (Date, FamilyRow)? in
+        let due = families.values.compactMap { family -> (Date, FamilyKey)? in
             guard let next = family.nextTransitionAt, next <= date else { return nil }
-            return (next, family)
-        }.sorted { ($0.0, $0.1.key) < ($1.0, $1.1.key) }.prefix(limit)
-        for (_, family) in due {
-            let rows = (transactionsByFamily[family.key] ?? []).compactMap { transactions[$0] }
-            let (new, next) = SubscriptionClock.transitions(of: family, rows: rows, renewal: renewals[family.key], until: date)
-            append(new)
-            families[family.key]?.nextTransitionAt = next
-        }
+            return (next, family.key)
+        }.sorted { $0 < $1 }.prefix(limit).map(\.1)
+        let (events, next) = SubscriptionClock.transitions(of: due, in: state(families: due, transactions: []), until: date)
+        append(events)
+        for transition in next { families[transition.key]?.nextTransitionAt = transition.at }
         return due.count
     }
 

@@ -270,22 +270,12 @@ public final class PostgresLedger: Ledger {
             guard !due.isEmpty else { return 0 }
             let loaded = try await Self.load(connection, families: due, transactions: [], notification: nil, logger: logger)
             // Another instance may have taken some between the two reads.
-            let families = due.compactMap { key in loaded.state.families[key] }.filter { family in
-                family.nextTransitionAt.map { $0 <= date } ?? false
-            }
-            guard !families.isEmpty else { return 0 }
-            let rowsByFamily = Dictionary(grouping: loaded.state.transactions.values, by: \.familyKey)
+            let stillDue = due.filter { key in loaded.state.families[key]?.nextTransitionAt.map { $0 <= date } ?? false }
+            guard !stillDue.isEmpty else { return 0 }
             var plan = LedgerWritePlan()
-            for family in families {
-                let key = family.key
-                let (events, next) = SubscriptionClock.transitions(
-                    of: family, rows: rowsByFamily[key] ?? [], renewal: loaded.state.renewals[key], until: date
-                )
-                plan.events += events
-                plan.nextTransitions.append(NextTransition(key: key, at: next))
-            }
+            (plan.events, plan.nextTransitions) = SubscriptionClock.transitions(of: stillDue, in: loaded.state, until: date)
             try await Self.apply(plan, loaded: loaded, connection, logger: logger)
-            return families.count
+            return stillDue.count
         }
     }
 

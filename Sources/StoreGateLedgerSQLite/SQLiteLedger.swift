@@ -247,17 +247,9 @@ public final class SQLiteLedger: Ledger {
             let due = try Self.dueFamilies(connection, at: date, limit: limit)
             guard !due.isEmpty else { return 0 }
             let state = try Self.loadState(connection, families: due, transactions: [])
-            let rowsByFamily = Dictionary(grouping: state.transactions.values, by: \.familyKey)
-            var transitions: [NextTransition] = []
-            for key in due {
-                guard let family = state.families[key] else { continue }
-                let (events, next) = SubscriptionClock.transitions(
-                    of: family, rows: rowsByFamily[key] ?? [], renewal: state.renewals[key], until: date
-                )
-                try Self.appendEvents(events, connection)
-                transitions.append(NextTransition(key: key, at: next))
-            }
-            try Self.setNextTransitions(transitions, connection)
+            let (events, next) = SubscriptionClock.transitions(of: due, in: state, until: date)
+            try Self.appendEvents(events, connection)
+            try Self.setNextTransitions(next, connection)
             return due.count
         }
     }

@@ -4,6 +4,7 @@ import StoreGateCore
 @testable import StoreGateEvents
 @testable import StoreGateLedger
 import StoreGateLedgerSQLite
+import StoreGateTestSupport
 import Testing
 
 /// The clock service: a period that ends with no write still reaches the stream.
@@ -13,17 +14,7 @@ struct SubscriptionClockTests {
 
     /// Records an auto-renewable period for `account` ending at `end`.
     static func subscribe(_ ledger: any Ledger, _ account: String, id: String, end: Date) async throws {
-        let start = end.addingTimeInterval(-30 * 86_400)
-        let period = VerifiedTransaction(
-            environment: .production, bundleId: "com.example.app", transactionId: id, originalTransactionId: id,
-            productId: "pro.monthly", productType: .autoRenewable, quantity: 1, purchaseDate: start, originalPurchaseDate: start,
-            expiresDate: end, revocationDate: nil, revocationReason: nil, webOrderLineItemId: nil,
-            subscriptionGroupIdentifier: "pro", appAccountToken: nil, isUpgraded: false, signedDate: start, source: .signedTransaction
-        )
-        try await ledger.record(
-            VerifiedProof(kind: .signedTransaction, environment: .production, bundleId: "com.example.app", signedDate: start,
-                          transactions: [period], rawProof: Array(id.utf8)),
-            for: try AccountID(account))
+        try await ledger.record(.subscriptionPeriod(id, bundleId: "com.example.app", endingAt: end), for: try AccountID(account))
     }
 
     @Test("a tick appends each due family's transition once, in batches, and nothing before its moment")

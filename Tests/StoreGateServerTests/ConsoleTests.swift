@@ -315,18 +315,7 @@ struct ConsoleTests {
         let ledger = InMemoryLedger(configuration: LedgerConfiguration(catalog: configuration.catalog))
         let (app, _) = TestData.application(configuration, ledger: ledger)
         let end = Date().addingTimeInterval(3600).ledgerNormalized
-        let start = end.addingTimeInterval(-30 * 86_400)
-        let period = VerifiedTransaction(
-            environment: .production, bundleId: TestData.bundleId, transactionId: "5100000000000001",
-            originalTransactionId: "5100000000000001", productId: "pro.monthly", productType: .autoRenewable, quantity: 1,
-            purchaseDate: start, originalPurchaseDate: start, expiresDate: end, revocationDate: nil, revocationReason: nil,
-            webOrderLineItemId: nil, subscriptionGroupIdentifier: "pro", appAccountToken: nil, isUpgraded: false,
-            signedDate: start, source: .signedTransaction
-        )
-        try await ledger.record(
-            VerifiedProof(kind: .signedTransaction, environment: .production, bundleId: TestData.bundleId, signedDate: start,
-                          transactions: [period], rawProof: Array("ida".utf8)),
-            for: try AccountID("ida"))
+        try await ledger.record(.subscriptionPeriod("5100000000000001", bundleId: TestData.bundleId, endingAt: end), for: try AccountID("ida"))
         #expect(try await ledger.emitElapsedTransitions(until: end.addingTimeInterval(60), limit: 10) == 1)
         try await app.test(.router) { client in
             let browser = try #require(try await Self.signIn(client).1)

@@ -80,18 +80,8 @@ struct WebhookServeTests {
         let (app, ledger) = TestData.application(configuration)
         try await app.test(.live) { client in
             let end = Date().addingTimeInterval(0.4).ledgerNormalized
-            let start = end.addingTimeInterval(-30 * 86_400)
-            let period = VerifiedTransaction(
-                environment: .production, bundleId: TestData.bundleId, transactionId: "4500000000000001",
-                originalTransactionId: "4500000000000001", productId: "pro.monthly", productType: .autoRenewable, quantity: 1,
-                purchaseDate: start, originalPurchaseDate: start, expiresDate: end, revocationDate: nil, revocationReason: nil,
-                webOrderLineItemId: nil, subscriptionGroupIdentifier: "pro", appAccountToken: nil, isUpgraded: false,
-                signedDate: start, source: .signedTransaction
-            )
             try await ledger.record(
-                VerifiedProof(kind: .signedTransaction, environment: .production, bundleId: TestData.bundleId, signedDate: start,
-                              transactions: [period], rawProof: Array("gus".utf8)),
-                for: try AccountID("gus"))
+                .subscriptionPeriod("4500000000000001", bundleId: TestData.bundleId, endingAt: end), for: try AccountID("gus"))
             var events: [[String: Any]] = []
             for _ in 0..<200 where events.count < 2 {
                 try await Task.sleep(for: .milliseconds(20))

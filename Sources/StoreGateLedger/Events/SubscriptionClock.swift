@@ -31,6 +31,24 @@ package enum SubscriptionClock {
         return events.elapsed(from: due, through: date)
     }
 
+    /// The transitions of the `due` families, whose rows `state` holds, in `due` order, and
+    /// each family's next moment: the batch every backend's
+    /// ``Ledger/emitElapsedTransitions(until:limit:)`` writes in one transaction.
+    package static func transitions(
+        of due: [FamilyKey], in state: PlanningState, until date: Date
+    ) -> (events: [LedgerEvent], next: [NextTransition]) {
+        let rowsByFamily = Dictionary(grouping: state.transactions.values, by: \.familyKey)
+        var events: [LedgerEvent] = []
+        var next: [NextTransition] = []
+        for key in due {
+            guard let family = state.families[key] else { continue }
+            let (appended, moment) = transitions(of: family, rows: rowsByFamily[key] ?? [], renewal: state.renewals[key], until: date)
+            events += appended
+            next.append(NextTransition(key: key, at: moment))
+        }
+        return (events, next)
+    }
+
     /// How many families ``Ledger/emitElapsedTransitions(until:limit:)`` takes at most per call.
     package static func checkLimit(_ limit: Int) throws(LedgerError) {
         guard (1...10_000).contains(limit) else {
