@@ -11,6 +11,9 @@ final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
     private var isClosed = false
+    /// Events appended on this connection since the timeline index last caught up
+    /// (``SQLiteTimelineIndex``): a hint for when to index next.
+    var eventsSinceIndexing = 0
 
     /// The process-wide settings (``storegate_sqlite3_configure``), applied before the first
     /// connection opens.

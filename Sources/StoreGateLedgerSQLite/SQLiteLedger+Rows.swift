@@ -21,7 +21,14 @@ extension SQLiteLedger {
         """
     static let selectRenewal = "SELECT \(renewalColumns) FROM ledger_renewals WHERE environment = ? AND original_transaction_id = ?"
     static let selectByKey = "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?"
-    static let selectByAccount = "SELECT \(transactionColumns) FROM ledger_transactions WHERE account_id = ?"
+    /// An account's transactions, through its families (migration 7): a transaction's account
+    /// is always its family's.
+    static let selectByAccount = """
+        SELECT \(transactionColumns) FROM ledger_transactions
+        WHERE (environment, original_transaction_id) IN
+            (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?1)
+          AND account_id = ?1
+        """
     static let insertTransaction =
         "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -208,32 +215,25 @@ extension SQLiteLedger {
         }
         // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
         // refund) stays out of VALUES; it only ever meets an existing row.
-        var stored: [BalanceKey: ConsumableBalance] = [:]
         for delta in plan.balanceDeltas {
-            try connection.query("""
+            try connection.run("""
                 INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
                 VALUES (?1, ?2, MAX(?3, 0), MAX(?4, 0), 0)
                 ON CONFLICT (account_id, product_id) DO UPDATE SET
                     purchased = ledger_balances.purchased + ?3,
                     refunded = ledger_balances.refunded + ?4
-                RETURNING purchased, refunded, consumed
                 """, [
                     .text(delta.key.account.rawValue), .text(delta.key.productId),
                     .integer(Int64(delta.purchased)), .integer(Int64(delta.refunded)),
                 ]
-            ) { row throws(LedgerError) in
-                stored[delta.key] = ConsumableBalance(
-                    productId: delta.key.productId, purchased: Int(row.integer(0)), refunded: Int(row.integer(1)), consumed: Int(row.integer(2))
-                )
-            }
+            )
         }
         var events = plan.events
         if !events.isEmpty {
-            // The counters the upserts returned; a consumable event without a delta reads them.
-            try events.settleBalances { key throws(LedgerError) in
-                if let balance = stored[key] { return balance }
-                return try balance(connection, key)
-            }
+            // The counters as stored now, read back by key (the page is in the cache). Not with
+            // the upsert's RETURNING: SQLite builds an ephemeral table for it, which cost more
+            // than this read.
+            try events.settleBalances { key throws(LedgerError) in try balance(connection, key) }
             try appendEvents(events, connection)
         }
     }
@@ -263,8 +263,9 @@ extension SQLiteLedger {
         return keys
     }
 
-    /// Appends events to the outbox; `AUTOINCREMENT` gives them increasing sequences in
-    /// commit order (one writer at a time), never reused.
+    /// Appends events to the outbox. Each gets the largest sequence stored plus one, so
+    /// sequences increase in commit order (one writer at a time); the newest event is never
+    /// deleted (migration 7's trigger), so none is reused.
     static func appendEvents(_ events: [LedgerEvent], _ connection: SQLiteConnection) throws(LedgerError) {
         for event in events {
             try connection.run(
@@ -272,6 +273,7 @@ extension SQLiteLedger {
                 [.text(event.id), .text(event.account.rawValue), .text(event.type.rawValue), .integer(event.recordedAt.ledgerMilliseconds), .blob(event.storedJSON)]
             )
         }
+        SQLiteTimelineIndex.appended(events.count, connection)
     }
 
     static func balance(_ connection: SQLiteConnection, _ key: BalanceKey) throws(LedgerError) -> ConsumableBalance {

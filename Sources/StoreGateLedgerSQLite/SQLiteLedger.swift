@@ -19,7 +19,9 @@ import Synchronization
 /// transactions. Statements are prepared once per connection and reused.
 ///
 /// A background thread checkpoints the WAL into the database file after writes
-/// (``SQLiteCheckpointer``), so commits never pay for a checkpoint's fsyncs.
+/// (``SQLiteCheckpointer``), so commits never pay for a checkpoint's fsyncs, and the writer
+/// indexes events for the console's timeline in batches between jobs (``SQLiteTimelineIndex``),
+/// so a purchase's commit does not pay for that index either.
 ///
 /// ## Durability
 /// A call returns only after its transaction committed. With ``Options/Synchronous/normal``
@@ -48,6 +50,9 @@ public final class SQLiteLedger: Ledger {
         public var busyTimeout: Duration
         /// Reader connections kept open between calls.
         public var maximumIdleReaders: Int
+        /// Events the writer indexes for the console's timeline per transaction
+        /// (``SQLiteTimelineIndex``); tests make it small to read across the mark.
+        var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
 
         /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core.
         public init(
@@ -97,13 +102,21 @@ public final class SQLiteLedger: Ledger {
             throw LedgerError(.storage, reason: "SQLite refused WAL mode (journal_mode is \(mode))")
         }
         try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        // A job of a group commit runs in a savepoint, and every page it changes is first copied
+        // to the statement journal; past 64 KiB SQLite spills that journal to a temporary file
+        // (a file created, written and deleted per job). Kept in memory, it never touches disk.
+        try connection.execute("PRAGMA temp_store = MEMORY")
         // Checkpoints run on the checkpointer's thread; this is only the fallback bound.
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
+        try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
         let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
         self.checkpointer = checkpointer
-        self.writer = SQLiteWriter(connection: connection, onCommit: { checkpointer.committed() })
+        let batch = options.timelineIndexBatch
+        self.writer = SQLiteWriter(connection: connection, onCommit: { checkpointer.committed() }) { connection in
+            if SQLiteTimelineIndex.isDue(connection, batch: batch) { SQLiteTimelineIndex.indexBatch(connection, batch: batch) }
+        }
         self.readers = Mutex(ReaderPool())
         checkpointer.start()
         configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
@@ -206,15 +219,8 @@ public final class SQLiteLedger: Ledger {
     public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
         return try await perform { () throws(LedgerError) in
-            try self.read(snapshot: false) { connection throws(LedgerError) in
-                var events: [LedgerEvent] = []
-                try connection.query(
-                    "SELECT sequence, payload FROM ledger_events WHERE account_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?",
-                    [.text(account.rawValue), .integer(sequence ?? .max), .integer(Int64(limit))]
-                ) { row throws(LedgerError) in
-                    events.append(try LedgerEvent(stored: row.blob(1), sequence: row.integer(0)))
-                }
-                return events
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                try SQLiteTimelineIndex.timeline(connection, account: account, before: sequence, limit: limit)
             }
         }
     }

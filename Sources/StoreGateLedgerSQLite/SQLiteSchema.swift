@@ -116,7 +116,7 @@ enum SQLiteSchema {
             """,
         ]),
         Migration(version: 2, description: "the events outbox", statements: [
-            // `sequence` is the rowid: AUTOINCREMENT never reuses one, even after a delete.
+            // `sequence` is the rowid (migration 7 drops AUTOINCREMENT).
             """
             CREATE TABLE ledger_events (
                 sequence INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -182,7 +182,119 @@ enum SQLiteSchema {
             "ALTER TABLE ledger_families ADD COLUMN next_transition_at INTEGER",
             "CREATE INDEX ledger_families_next_transition ON ledger_families (next_transition_at) WHERE next_transition_at IS NOT NULL",
         ] + SQLiteSchema.nextTransitionBackfill),
+        Migration(version: 7, description: "fewer pages per commit: transactions kept by family, events numbered without AUTOINCREMENT, the timeline indexed behind the writes", statements: [
+            // Every page a commit changes is one more frame written to the WAL and copied back
+            // by the checkpoint, and a purchase changed one page in each of the transactions'
+            // table and its three indexes. Kept in a table ordered by family (the key every
+            // write and every account read looks them up by), the transactions need one index
+            // (their unique key) instead of three: the family index is the table itself, and
+            // the account index goes, since a transaction's account is always its family's (the
+            // integrity check counts any mismatch) and an account's transactions are found
+            // through the families' account index.
+            """
+            CREATE TABLE ledger_transactions_by_family (
+                environment TEXT NOT NULL,
+                transaction_id TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                account_id TEXT,
+                bundle_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                product_type TEXT NOT NULL,
+                has_apple_metadata INTEGER NOT NULL,
+                subscription_group TEXT NOT NULL,
+                quantity INTEGER NOT NULL CHECK (quantity > 0),
+                purchase_date INTEGER NOT NULL,
+                original_purchase_date INTEGER,
+                expires_date INTEGER,
+                revocation_date INTEGER,
+                revocation_reason INTEGER,
+                is_upgraded INTEGER NOT NULL,
+                web_order_line_item_id TEXT,
+                app_account_token TEXT,
+                observed_at INTEGER NOT NULL,
+                source TEXT NOT NULL,
+                proof_digest BLOB,
+                recorded_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (environment, original_transaction_id, transaction_id)
+            ) WITHOUT ROWID
+            """,
+            """
+            INSERT INTO ledger_transactions_by_family (\(SQLiteSchema.transactionCopyColumns))
+                SELECT \(SQLiteSchema.transactionCopyColumns) FROM ledger_transactions
+            """,
+            "DROP TABLE ledger_transactions",
+            "ALTER TABLE ledger_transactions_by_family RENAME TO ledger_transactions",
+            "CREATE UNIQUE INDEX ledger_transactions_key ON ledger_transactions (environment, transaction_id)",
+            "CREATE INDEX ledger_transactions_token ON ledger_transactions (app_account_token) WHERE app_account_token IS NOT NULL",
+            "CREATE INDEX ledger_transactions_web_order ON ledger_transactions (web_order_line_item_id) WHERE web_order_line_item_id IS NOT NULL",
+            // AUTOINCREMENT rewrote `sqlite_sequence` (one more page in the WAL) on every commit
+            // that appended an event. A plain rowid is the largest stored plus one, so it never
+            // goes back while the newest event stays, which a trigger guarantees. The copy keeps
+            // every sequence, and refuses a file whose newest events were deleted by hand (the
+            // next ones would reuse sequences that cursors already passed).
+            "CREATE TEMP TABLE storegate_migration_7 (consistent INTEGER NOT NULL)",
+            """
+            CREATE TEMP TRIGGER storegate_migration_7_guard BEFORE INSERT ON storegate_migration_7 WHEN NOT NEW.consistent
+            BEGIN SELECT RAISE(ABORT, 'events after the newest stored were deleted; their sequences would be reused'); END
+            """,
+            """
+            INSERT INTO storegate_migration_7 SELECT
+                (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'ledger_events')
+                    <= (SELECT COALESCE(MAX(sequence), 0) FROM ledger_events)
+            """,
+            "DROP TABLE storegate_migration_7",
+            """
+            CREATE TABLE ledger_events_numbered (
+                sequence INTEGER PRIMARY KEY,
+                id TEXT NOT NULL,
+                account_id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                recorded_at INTEGER NOT NULL,
+                payload BLOB NOT NULL
+            )
+            """,
+            """
+            INSERT INTO ledger_events_numbered (sequence, id, account_id, type, recorded_at, payload)
+                SELECT sequence, id, account_id, type, recorded_at, payload FROM ledger_events ORDER BY sequence
+            """,
+            "DROP TABLE ledger_events",
+            "ALTER TABLE ledger_events_numbered RENAME TO ledger_events",
+            // The console's timeline index, filled behind the writes (``SQLiteTimelineIndex``):
+            // an index on the events table cost every event one page at a random place in it,
+            // in the commit that appended it. Everything stored so far is indexed here.
+            """
+            CREATE TABLE ledger_event_accounts (
+                account_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                PRIMARY KEY (account_id, sequence)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE ledger_event_index (
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                indexed_through INTEGER NOT NULL
+            )
+            """,
+            "INSERT INTO ledger_event_accounts (account_id, sequence) SELECT account_id, sequence FROM ledger_events ORDER BY account_id, sequence",
+            "INSERT INTO ledger_event_index (singleton, indexed_through) SELECT 1, COALESCE(MAX(sequence), 0) FROM ledger_events",
+            """
+            CREATE TRIGGER ledger_events_keep_newest BEFORE DELETE ON ledger_events
+            WHEN OLD.sequence = (SELECT MAX(sequence) FROM ledger_events)
+            BEGIN SELECT RAISE(ABORT, 'the newest event is never deleted: the next one would reuse its sequence'); END
+            """,
+        ]),
     ]
+
+    /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as
+    /// migrations are: not built from ``SQLiteLedger/transactionColumns``, which later versions
+    /// may extend.
+    static let transactionCopyColumns = """
+        environment, transaction_id, original_transaction_id, account_id, bundle_id, product_id, product_type, \
+        has_apple_metadata, subscription_group, quantity, purchase_date, original_purchase_date, expires_date, \
+        revocation_date, revocation_reason, is_upgraded, web_order_line_item_id, app_account_token, observed_at, \
+        source, proof_digest, recorded_at, updated_at
+        """
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the
     /// earliest expiry or grace period end still ahead (any product: a moment where nothing
@@ -211,7 +323,9 @@ enum SQLiteSchema {
     ///
     /// - Throws: ``LedgerError/Code/schemaTooNew`` when the file was migrated by a newer
     ///   StoreGate; ``LedgerError/Code/migration`` when a migration fails.
-    static func migrate(_ connection: SQLiteConnection, now: Int64) throws(LedgerError) {
+    ///
+    /// - Parameter version: the last migration to apply (tests build older files); all by default.
+    static func migrate(_ connection: SQLiteConnection, now: Int64, through version: Int? = nil) throws(LedgerError) {
         try connection.transaction(immediate: true) { () throws(LedgerError) in
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS ledger_migrations (
@@ -228,7 +342,7 @@ enum SQLiteSchema {
             guard current <= latest else {
                 throw LedgerError(.schemaTooNew, reason: "the database has schema version \(current); this StoreGate knows up to \(latest)")
             }
-            for migration in migrations where migration.version > current {
+            for migration in migrations where migration.version > current && migration.version <= (version ?? latest) {
                 do throws(LedgerError) {
                     for statement in migration.statements { try connection.execute(statement) }
                 } catch {

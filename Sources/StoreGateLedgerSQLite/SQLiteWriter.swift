@@ -15,6 +15,9 @@ import Synchronization
 /// to its savepoint alone — the others are unaffected — and a failed `COMMIT` fails every job
 /// of the batch. Each job sees the writes of the jobs before it, so the batch is exactly the
 /// jobs run one after another.
+///
+/// Between batches the thread runs the owner's `maintenance` (outside any transaction; it opens
+/// its own when it has work, as the timeline index does).
 final class SQLiteWriter: Sendable {
     /// A write waiting for the thread: `run` executes it and says whether it failed (its
     /// result kept for `finish`); `finish` answers the caller exactly once, with the error
@@ -37,13 +40,19 @@ final class SQLiteWriter: Sendable {
     private let done = DispatchSemaphore(value: 0)
     /// Called after each commit (the checkpointer counts them).
     private let onCommit: @Sendable () -> Void
+    /// Called on the thread after each batch, outside any transaction.
+    private let maintenance: @Sendable (SQLiteConnection) -> Void
     /// Owned by the thread alone once it started.
     private let connection: SQLiteConnection
 
     /// Starts the writer thread on `connection`, which it owns from now on.
-    init(connection: SQLiteConnection, onCommit: @escaping @Sendable () -> Void) {
+    init(
+        connection: SQLiteConnection, onCommit: @escaping @Sendable () -> Void,
+        maintenance: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }
+    ) {
         self.connection = connection
         self.onCommit = onCommit
+        self.maintenance = maintenance
         let thread = Thread { [self] in self.loop() }
         thread.name = "storegate-sqlite-writer"
         thread.start()
@@ -114,6 +123,7 @@ final class SQLiteWriter: Sendable {
                 continue
             }
             run(batch)
+            maintenance(connection)
         }
         connection.close()
         done.signal()

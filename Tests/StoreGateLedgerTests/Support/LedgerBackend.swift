@@ -1,6 +1,6 @@
 import Foundation
 import StoreGateLedger
-import StoreGateLedgerSQLite
+@testable import StoreGateLedgerSQLite
 import Testing
 
 /// A ledger backend under test: the contract suite runs every test against each.
@@ -45,7 +45,10 @@ struct LedgerBackend: Sendable, CustomTestStringConvertible {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-ledger-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent("ledger.sqlite").path
-            store = LedgerStore(location: path) { configuration in try SQLiteLedger(path: path, configuration: configuration) }
+            // A timeline index batch of 3: the contract's timelines read across the indexed mark.
+            var options = SQLiteLedger.Options()
+            options.timelineIndexBatch = 3
+            store = LedgerStore(location: path) { [options] configuration in try SQLiteLedger(path: path, configuration: configuration, options: options) }
             cleanup = { try FileManager.default.removeItem(at: directory) }
         case .postgres:
             let url = try await PostgresForTests.freshDatabase()
