@@ -21,7 +21,7 @@ import StoreGateLedger
 ///
 /// ## Consistent "state after"
 /// The events' states are computed by the shared Swift planner from the rows the plan read.
-/// `ledger_apply_v2` bumps the revision of every family the plan read, and refuses (40001,
+/// `ledger_apply_v2` and `_v3` bump the revision of every family the plan read, and refuse (40001,
 /// retried) a plan whose family changed since; consumable balances are read back inside the
 /// function after the change.
 enum PostgresEvents {
@@ -110,10 +110,27 @@ enum PostgresEvents {
             ) a;
         """
 
-    /// The PL/pgSQL that appends `plan->'events'` (inside `ledger_apply_v2`; declares
-    /// `r jsonb` and `balance record`).
-    static let appendFromPlan = """
-        IF jsonb_array_length(COALESCE(plan->'events', '[]'::jsonb)) > 0 THEN
+    /// The PL/pgSQL that locks the accounts of `plan->'events'` from version 3: the one account
+    /// the document names (`event_account`, every plan but the clock's) with an expression,
+    /// which PL/pgSQL evaluates without starting a statement; several in the order version 2
+    /// takes them.
+    static let lockAccountOrAccountsOfPlan = """
+        IF plan ? 'event_account' THEN
+                PERFORM pg_advisory_xact_lock(\(accountLockClass), hashtext(plan->>'event_account'));
+            ELSIF plan ? 'events' THEN
+                \(lockAccountsOfPlan)
+            END IF;
+        """
+
+    /// The PL/pgSQL that appends `plan->'events'` (inside `ledger_apply_v2` and later; declares
+    /// `r jsonb` and `balance record`). `guarded`: tested with `plan ? 'events'` (version 3's
+    /// document leaves an empty list out).
+    static func appendFromPlan(guarded: Bool) -> String {
+        (guarded ? "IF plan ? 'events' THEN" : "IF jsonb_array_length(COALESCE(plan->'events', '[]'::jsonb)) > 0 THEN") + appendLoop
+    }
+
+    private static let appendLoop = """
+
                 FOR r IN SELECT value FROM jsonb_array_elements(plan->'events') LOOP
                     IF r->'entitlement'->>'productType' = '\(ProductType.consumable.rawValue)' AND r->>'type' <> 'consumable.consumed' THEN
                         SELECT b.purchased, b.refunded, b.consumed INTO balance FROM ledger_balances b
@@ -220,8 +237,8 @@ enum LoadWithEventsSQL: LedgerStatementSQL {
 }
 
 enum ApplyWithEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_apply_v2"
-    static let sql = "SELECT ledger_apply_v2($1::jsonb)"
+    static let name = "storegate_ledger_apply_v3"
+    static let sql = "SELECT ledger_apply_v3($1::jsonb, $2::bytea)"
 }
 
 enum ConsumeWithEventSQL: LedgerStatementSQL {

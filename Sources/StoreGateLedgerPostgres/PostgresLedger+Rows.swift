@@ -247,7 +247,8 @@ extension PostgresLedger {
             plan, revisions: loaded.revisions, familyRevisions: loaded.familyRevisions, unownedFamilies: unowned,
             now: Date().ledgerMilliseconds
         )
-        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document)], logger: logger)
+        let sealed = plan.proof?.sealed.map { PostgresValue.bytes($0.combined) } ?? .null
+        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document), sealed], logger: logger)
     }
 
     /// Appends events alone (a refusal), numbered as any plan's.
@@ -255,7 +256,7 @@ extension PostgresLedger {
         var plan = LedgerWritePlan()
         plan.events = events
         let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: Date().ledgerMilliseconds)
-        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document)], logger: logger)
+        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document), .null], logger: logger)
     }
 
     /// Numbers events until every transaction that began before the call has ended and its

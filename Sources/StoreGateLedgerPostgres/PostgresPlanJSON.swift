@@ -2,13 +2,17 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v1` takes, with Core's
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v3` takes, with Core's
 /// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
+///
+/// The sealed proof is not in the document: it goes as a binary parameter of its own.
 ///
 /// The function reads members with `->>`, so what matters is each value's type: strings
 /// escaped per RFC 8259, bytes as hexadecimal strings, dates as integer milliseconds, booleans
 /// as `true`/`false`, and absent values as `null`. `proof` and `notification` are left out
-/// when the plan has none (the function tests `plan->'proof' IS NOT NULL`).
+/// when the plan has none (the function tests `plan->'proof' IS NOT NULL`), and so is every
+/// empty list (`ledger_apply_v3` tests `plan ? 'name'`: a statement it does not run costs
+/// nothing, and most plans fill three or four of the eleven lists).
 enum PostgresPlanJSON {
     /// The document for `plan`, with the revisions of the transactions it read and the
     /// unowned families whose owner it relied on.
@@ -16,11 +20,10 @@ enum PostgresPlanJSON {
         _ plan: LedgerWritePlan, revisions: [TransactionKey: Int64], familyRevisions: [FamilyKey: Int64],
         unownedFamilies: [FamilyKey], now: Int64
     ) -> String {
-        var json = JSONWriter(capacity: 1024 + (plan.proof?.sealed?.combined.count ?? 0) * 2 + plan.events.count * 512)
+        var json = JSONWriter(capacity: 1024 + plan.events.count * 512)
         json.object { json in
             json.member("now", now)
-            json.key("family_revisions")
-            json.array(familyRevisions.sorted { $0.key < $1.key }) { json, entry in
+            Self.list("family_revisions", familyRevisions.sorted { $0.key < $1.key }, to: &json) { json, entry in
                 json.object { json in
                     json.member("environment", entry.key.environment.rawValue)
                     json.member("original_transaction_id", entry.key.originalTransactionId)
@@ -34,7 +37,6 @@ enum PostgresPlanJSON {
                     json.member("kind", proof.kind.rawValue)
                     json.member("environment", proof.environment.rawValue)
                     json.nullableMember("key_id", proof.sealed?.keyID)
-                    json.nullableMember("sealed", hex: proof.sealed?.combined)
                     json.member("received_at", proof.receivedAt.ledgerMilliseconds)
                 }
             }
@@ -52,30 +54,22 @@ enum PostgresPlanJSON {
                     json.member("proof_digest", hex: notification.proofDigest.bytes)
                 }
             }
-            json.key("unowned_families")
-            json.array(unownedFamilies) { json, key in Self.family(key, account: nil, to: &json) }
-            json.key("family_inserts")
-            json.array(plan.familyInserts) { json, family in
+            Self.list("unowned_families", unownedFamilies, to: &json) { json, key in Self.family(key, account: nil, to: &json) }
+            Self.list("family_inserts", plan.familyInserts, to: &json) { json, family in
                 Self.family(family.key, account: family.account, to: &json) { json in
                     json.nullableMember("next_transition_at", family.nextTransitionAt?.ledgerMilliseconds)
                 }
             }
-            json.key("next_transitions")
-            json.array(plan.nextTransitions) { json, transition in
+            Self.list("next_transitions", plan.nextTransitions, to: &json) { json, transition in
                 Self.family(transition.key, account: nil, to: &json) { json in
                     json.nullableMember("at", transition.at?.ledgerMilliseconds)
                 }
             }
-            json.key("family_claims")
-            json.array(plan.familyClaims) { json, family in Self.family(family.key, account: family.account, to: &json) }
-            json.key("transaction_inserts")
-            json.array(plan.transactionInserts) { json, row in Self.transaction(row, revision: nil, to: &json) }
-            json.key("transaction_updates")
-            json.array(plan.transactionUpdates) { json, row in Self.transaction(row, revision: revisions[row.key] ?? -1, to: &json) }
-            json.key("renewals")
-            json.array(plan.renewals) { json, row in Self.renewal(row, to: &json) }
-            json.key("balance_deltas")
-            json.array(plan.balanceDeltas) { json, delta in
+            Self.list("family_claims", plan.familyClaims, to: &json) { json, family in Self.family(family.key, account: family.account, to: &json) }
+            Self.list("transaction_inserts", plan.transactionInserts, to: &json) { json, row in Self.transaction(row, revision: nil, to: &json) }
+            Self.list("transaction_updates", plan.transactionUpdates, to: &json) { json, row in Self.transaction(row, revision: revisions[row.key] ?? -1, to: &json) }
+            Self.list("renewals", plan.renewals, to: &json) { json, row in Self.renewal(row, to: &json) }
+            Self.list("balance_deltas", plan.balanceDeltas, to: &json) { json, delta in
                 json.object { json in
                     json.member("account_id", delta.key.account.rawValue)
                     json.member("product_id", delta.key.productId)
@@ -83,10 +77,23 @@ enum PostgresPlanJSON {
                     json.member("refunded", delta.refunded)
                 }
             }
-            json.key("events")
-            json.array(plan.events) { json, event in json.raw(event.storedJSON) }
+            Self.list("events", plan.events, to: &json) { json, event in json.raw(event.storedJSON) }
+            // The one account whose lock the function takes, when the events have one.
+            if let account = plan.events.first?.account, plan.events.allSatisfy({ $0.account == account }) {
+                json.member("event_account", account.rawValue)
+            }
         }
         return json.text
+    }
+
+    /// Writes `name` with an array of `items`, or nothing when there are none: the function
+    /// skips a list the document does not have (`plan ? 'name'`) without running a statement.
+    private static func list<Item>(
+        _ name: StaticString, _ items: [Item], to json: inout JSONWriter, _ element: (inout JSONWriter, Item) -> Void
+    ) {
+        guard !items.isEmpty else { return }
+        json.key(name)
+        json.array(items, element)
     }
 
     private static func family(

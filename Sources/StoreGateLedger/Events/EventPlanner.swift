@@ -267,14 +267,22 @@ private final class EventIDs: Sendable {
         // Version 8 in the high nibble of byte 6, variant 10 in byte 8.
         let high = (prefix & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000
         let low = (count & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        for value in [high, low] {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        // 8-4-4-4-12 lowercase hexadecimal digits, as UUIDs are written, straight into the
+        // string's storage (a byte array, a hex string and four inserts cost a quarter of the
+        // events' planning).
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var position = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                let word = nibble < 16 ? high : low
+                let value = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (nibble % 16))) & 0xF
+                text[position] = value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+                position += 1
+            }
+            return position
         }
-        // 8-4-4-4-12, as UUIDs are written.
-        var text = Array(Hex.encode(bytes).utf8)
-        for offset in [20, 16, 12, 8] { text.insert(UInt8(ascii: "-"), at: offset) }
-        return String(decoding: text, as: UTF8.self)
     }
 }
