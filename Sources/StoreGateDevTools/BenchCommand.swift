@@ -20,18 +20,31 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("postgres-connections"), help: "ledger: the PostgreSQL connection pool's size (16 writers share it).")
     var postgresConnections: Int = 16
 
+    @Option(help: "ledger, events: the backends to measure: sqlite, postgres or all.")
+    var backend: BenchBackends = .all
+
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
         for suite in chosen {
             switch suite {
             case "receipt", "receipts": try await ReceiptBenchmark.run(iterations: iterations)
             case "jws", "signed-data": try await SignedDataBenchmark.run(iterations: iterations)
-            case "ledger": try await LedgerBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
-            case "events": try await EventsBenchmark.run(iterations: iterations, postgresURL: postgresURL, postgresConnections: postgresConnections)
+            case "ledger":
+                try await LedgerBenchmark.run(iterations: iterations, backends: backend, postgresURL: postgresURL, postgresConnections: postgresConnections)
+            case "events":
+                try await EventsBenchmark.run(iterations: iterations, backends: backend, postgresURL: postgresURL, postgresConnections: postgresConnections)
             case "console": try await ConsoleBenchmark.run(iterations: iterations)
             case "sync": try await SyncBenchmark.run(count: max(1000, iterations * 50))
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync)")
             }
         }
     }
+}
+
+/// The ledger backends a benchmark measures.
+enum BenchBackends: String, ExpressibleByArgument, Sendable {
+    case sqlite, postgres, all
+
+    var includesSQLite: Bool { self != .postgres }
+    var includesPostgres: Bool { self != .sqlite }
 }

@@ -18,7 +18,7 @@ import StoreGateTestSupport
 ///   leases, per-account order), on SQLite and on PostgreSQL.
 /// - clock: the subscription clock appending the transitions of many periods ending at once.
 enum EventsBenchmark {
-    static func run(iterations: Int, postgresURL: String?, postgresConnections: Int) async throws {
+    static func run(iterations: Int, backends: BenchBackends, postgresURL: String?, postgresConnections: Int) async throws {
         let count = max(20_000, iterations * 10)
         let accounts = max(1, count / 4)
         print("events (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(count) operations per line)")
@@ -27,15 +27,17 @@ enum EventsBenchmark {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
 
-        let sqlite = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path, configuration: LedgerBenchmark.configuration())
-        try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 1, range: 0..<count, accounts: accounts)
-        try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 16, range: count..<(2 * count), accounts: accounts)
-        try await read(sqlite, label: "sqlite")
-        try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
-        try await clock(sqlite, label: "sqlite", families: count / 4)
-        await sqlite.close()
+        if backends.includesSQLite {
+            let sqlite = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path, configuration: LedgerBenchmark.configuration())
+            try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 1, range: 0..<count, accounts: accounts)
+            try await LedgerBenchmark.record(sqlite, label: "sqlite", writers: 16, range: count..<(2 * count), accounts: accounts)
+            try await read(sqlite, label: "sqlite")
+            try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
+            try await clock(sqlite, label: "sqlite", families: count / 4)
+            await sqlite.close()
+        }
 
-        guard let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_events") else { return }
+        guard backends.includesPostgres, let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_events") else { return }
         defer { server?.stop() }
         let postgres = try await PostgresLedger.connect(url: url, configuration: LedgerBenchmark.configuration(), maximumConnections: max(1, postgresConnections))
         try await LedgerBenchmark.record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)

@@ -16,7 +16,7 @@ import Crypto
 /// PostgreSQL runs on a throwaway server with fsync on (``TemporaryPostgres``) unless
 /// `--postgres-url` names one.
 enum LedgerBenchmark {
-    static func run(iterations: Int, postgresURL: String? = nil, postgresConnections: Int = 16) async throws {
+    static func run(iterations: Int, backends: BenchBackends = .all, postgresURL: String? = nil, postgresConnections: Int = 16) async throws {
         let count = max(20_000, iterations * 10)
         let accounts = max(1, count / 4)
         print("ledger (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(count) operations per line)")
@@ -27,7 +27,7 @@ enum LedgerBenchmark {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
 
-        for synchronous in [SQLiteLedger.Options.Synchronous.normal, .full] {
+        for synchronous in backends.includesSQLite ? [SQLiteLedger.Options.Synchronous.normal, .full] : [] {
             let path = directory.appendingPathComponent("ledger-\(synchronous.rawValue).sqlite").path
             let sqlite = try SQLiteLedger(path: path, configuration: configuration, options: .init(synchronous: synchronous))
             let label = "sqlite" + (synchronous == .full ? "*" : "")
@@ -43,9 +43,11 @@ enum LedgerBenchmark {
             }
             await sqlite.close()
         }
-        print("          (* synchronous=FULL: an fsync per commit, durable across power loss; default NORMAL survives a killed process)")
+        if backends.includesSQLite {
+            print("          (* synchronous=FULL: an fsync per commit, durable across power loss; default NORMAL survives a killed process)")
+        }
 
-        guard let (url, server) = try postgres(postgresURL, database: "storegate_bench") else { return }
+        guard backends.includesPostgres, let (url, server) = try postgres(postgresURL, database: "storegate_bench") else { return }
         defer { server?.stop() }
         let postgres = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: max(1, postgresConnections))
         try await record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)

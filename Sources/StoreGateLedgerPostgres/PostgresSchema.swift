@@ -161,7 +161,7 @@ enum PostgresSchema {
             "ALTER TABLE ledger_families ADD COLUMN next_transition_at BIGINT",
             "CREATE INDEX ledger_families_next_transition ON ledger_families (next_transition_at) WHERE next_transition_at IS NOT NULL",
         ] + nextTransitionBackfill + [PostgresEvents.load, PostgresFunctions.applyWithEvents]),
-        Migration(version: 7, description: "cheaper recording: only numbered events in the sequence index, recording times in a BRIN index, ledger_apply_v3 runs only the lists a plan has", statements: [
+        Migration(version: 7, description: "cheaper recording: only numbered events in the sequence index, recording times in a BRIN index, ledger_apply_v3 runs only the lists a plan has; the stream read along its index", statements: [
             // An appended event went into four B-tree indexes before it was numbered. A unique
             // index on `sequence` held an entry for every unnumbered (NULL) one: now it holds
             // numbered events only (every read of the stream asks for a range of sequences,
@@ -172,6 +172,7 @@ enum PostgresSchema {
             "DROP INDEX ledger_events_recorded",
             "CREATE INDEX ledger_events_recorded ON ledger_events USING brin (recorded_at) WITH (autosummarize = on)",
             PostgresFunctions.applyLean,
+            PostgresEvents.eventsAfter,
         ]),
     ]
 

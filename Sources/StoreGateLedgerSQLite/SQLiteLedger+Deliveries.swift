@@ -46,13 +46,17 @@ extension SQLiteLedger: EventDeliveryStore {
         let until = now + Int64(lease.seconds * 1000)
         return try await write { connection throws(LedgerError) -> [ClaimedDelivery] in
             var claimed: [ClaimedDelivery] = []
-            // The oldest pending delivery of each account, if it is due and not leased.
+            // The oldest pending delivery of each account, if it is due and not leased. The
+            // indexes are named: left to itself, SQLite walked the endpoint's every delivery,
+            // and for each the account's every earlier one (delivery slowed as the backlog
+            // grew: 200 events/s with 125,000 waiting).
             try connection.query("""
-                SELECT d.sequence, d.attempts, d.first_attempt_at, e.payload FROM ledger_deliveries d
+                SELECT d.sequence, d.attempts, d.first_attempt_at, e.payload FROM ledger_deliveries d INDEXED BY ledger_deliveries_pending
                 JOIN ledger_events e ON e.sequence = d.sequence
                 WHERE d.endpoint = ?1 AND d.status = 'pending' AND d.next_attempt_at <= ?2
                   AND (d.claimed_until IS NULL OR d.claimed_until <= ?2)
-                  AND NOT EXISTS (SELECT 1 FROM ledger_deliveries p WHERE p.endpoint = d.endpoint AND p.account_id = d.account_id
+                  AND NOT EXISTS (SELECT 1 FROM ledger_deliveries p INDEXED BY ledger_deliveries_account
+                                  WHERE p.endpoint = d.endpoint AND p.account_id = d.account_id
                                   AND p.status = 'pending' AND p.sequence < d.sequence)
                 ORDER BY d.sequence LIMIT ?3
                 """, [.text(endpoint), .integer(now), .integer(Int64(limit))]
@@ -104,11 +108,16 @@ extension SQLiteLedger: EventDeliveryStore {
         return try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in
                 var result: [EventDelivery] = []
-                try connection.query("""
-                    SELECT \(Self.deliveryColumns) FROM ledger_deliveries
-                    WHERE sequence > ?1 AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR endpoint = ?3)
-                    ORDER BY sequence, endpoint LIMIT ?4
-                    """, [.integer(after), .optional(status?.rawValue), .optional(endpoint), .integer(Int64(limit))]
+                // A status (the failed ones, as operators ask) reads its index in sequence
+                // order, an endpoint its primary key; both absent, every delivery is looked at.
+                let filter = status != nil
+                    ? "FROM ledger_deliveries INDEXED BY ledger_deliveries_status WHERE status = ?2 AND sequence > ?1 AND (?3 IS NULL OR endpoint = ?3)"
+                    : endpoint != nil
+                    ? "FROM ledger_deliveries WHERE endpoint = ?3 AND sequence > ?1 AND ?2 IS NULL"
+                    : "FROM ledger_deliveries WHERE sequence > ?1 AND ?2 IS NULL AND ?3 IS NULL"
+                try connection.query(
+                    "SELECT \(Self.deliveryColumns) \(filter) ORDER BY sequence, endpoint LIMIT ?4",
+                    [.integer(after), .optional(status?.rawValue), .optional(endpoint), .integer(Int64(limit))]
                 ) { row throws(LedgerError) in
                     result.append(Self.decodeDelivery(row))
                 }

@@ -110,7 +110,13 @@ public final class SQLiteLedger: Ledger {
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
-        try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
+        do throws(LedgerError) {
+            try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
+        } catch {
+            // Reads stay exact (they scan the longer tail); the writer indexes it later. A file
+            // that cannot take this write (a full disk) still opens, as it did before.
+            configuration.logger.debug("the timeline index could not catch up at open", metadata: ["error": "\(error.code)"])
+        }
         let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
         self.checkpointer = checkpointer
         let batch = options.timelineIndexBatch
