@@ -55,12 +55,15 @@ enum SQLiteTimelineIndex {
         return through - indexedThrough
     }
 
-    /// Indexes one batch in a transaction of its own, on the writer's connection between jobs.
-    /// A failure loses nothing: the events stay in the scanned tail for the next batch.
+    /// Indexes what was noted since the last batch (at least a batch), in a transaction of its
+    /// own, on the writer's connection between jobs: group commits that each appended more
+    /// than the batch's worth do not leave a growing tail behind. A failure loses nothing: the
+    /// events stay in the scanned tail for the next batch.
     static func indexBatch(_ connection: SQLiteConnection, batch: Int) {
+        let noted = max(batch, connection.eventsSinceIndexing)
         do throws(LedgerError) {
-            _ = try connection.transaction(immediate: true) { () throws(LedgerError) in try indexNext(connection, batch: batch) }
-            connection.eventsSinceIndexing = 0
+            let indexed = try connection.transaction(immediate: true) { () throws(LedgerError) in try indexNext(connection, batch: noted) }
+            connection.eventsSinceIndexing = indexed == 0 ? 0 : max(0, connection.eventsSinceIndexing - Int(indexed))
         } catch {
             // Kept for the next batch; reads stay exact, they scan a longer tail.
         }

@@ -70,6 +70,31 @@ struct SQLiteTimelineIndexTests {
         await ledger.close()
     }
 
+    @Test("with 16 writers committing in groups, the unindexed tail stays within a batch and one group's events")
+    func boundedTailUnderGroupCommit() async throws {
+        let path = try SQLiteWriterTests.temporaryPath()
+        let ledger = try Self.open(path, batch: 8)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<16 {
+                group.addTask {
+                    for index in stride(from: writer, to: 800, by: 16) {
+                        try await ledger.record(
+                            Purchases.proof(Purchases.consumable("g-\(index)")), for: Self.accounts[index % 3]
+                        )
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let total = try await ledger.events(after: 0, limit: 1000).count
+        #expect(total == 800)
+        let mark = try Self.mark(path)
+        // A group commit takes at most 64 jobs, here one event each.
+        #expect(total - Int(mark.indexedThrough) < 8 + SQLiteWriter.maximumBatch, "tail \(total - Int(mark.indexedThrough))")
+        try await Self.expectTimelines(ledger, page: 50)
+        await ledger.close()
+    }
+
     @Test("a ledger that never indexed (a large batch, then closed) is indexed whole by the next one to open the file")
     func catchUpAtOpen() async throws {
         let path = try SQLiteWriterTests.temporaryPath()
