@@ -282,6 +282,7 @@ let package = Package(
                 "StoreGateCore", "StoreGateReceipt", "StoreGateSignedData", "StoreGateAppStoreClient", "StoreGateTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSwift
         ),

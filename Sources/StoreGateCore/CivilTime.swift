@@ -94,9 +94,26 @@ public enum CivilTime {
         public let milliseconds: Int64
 
         /// `date` rounded to the nearest millisecond (clamped to what an `Int64` holds).
+        ///
+        /// A `Date` (a `Double` of seconds since 2001) holds every whole millisecond up to year
+        /// ±140,000 or so; beyond, one date stands for two milliseconds or more, and the nearest
+        /// one can read back as a neighbouring date. There the millisecond chosen is the nearest
+        /// that reads back as `date` itself, so a date read from its own milliseconds is
+        /// written with the same ones again.
         public init(_ date: Date) {
             let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-            self.milliseconds = Int64(exactly: milliseconds) ?? (milliseconds < 0 ? .min : .max)
+            guard let nearest = Int64(exactly: milliseconds) else {
+                self.milliseconds = milliseconds < 0 ? .min : .max
+                return
+            }
+            self.milliseconds = Self.readingBack(date, near: nearest)
+        }
+
+        /// `nearest`, or the nearest millisecond to it that reads back as `date`.
+        private static func readingBack(_ date: Date, near nearest: Int64) -> Int64 {
+            guard Self(milliseconds: nearest).date != date, nearest.magnitude < 1 << 62 else { return nearest }
+            let offsets: [Int64] = [1, -1, 2, -2, 3, -3, 4, -4]
+            return offsets.lazy.map { nearest + $0 }.first { Self(milliseconds: $0).date == date } ?? nearest
         }
 
         /// A time already in whole milliseconds since 1970.

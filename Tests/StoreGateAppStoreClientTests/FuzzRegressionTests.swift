@@ -1,4 +1,5 @@
 import Foundation
+import PropertyBased
 import StoreGateAppStoreClient
 import Testing
 
@@ -25,6 +26,22 @@ struct AppStoreClientFuzzRegressionTests {
         let reply = try VerifyReceiptResponse.decode(Array(#"{"status":0,"latest_receipt_info":[{"purchase_date_ms":\#(value)}]}"#.utf8))
         let again = try VerifyReceiptResponse.decode(reply.jsonBytes())
         #expect(again.jsonBytes() == reply.jsonBytes())
+    }
+
+    @Test("any time read, whole or fractional, in either spelling, writes back the same milliseconds")
+    func timesWriteBack() async throws {
+        // Beyond year ±140,000 a Date holds one value per two milliseconds or more: the
+        // millisecond written must be one that reads back as the date read (CivilTime.AppleDate).
+        let whole = Gen.int(in: -8_640_000_000_000_000...8_640_000_000_000_000)
+        let digits = Gen.int(in: 0...999)
+        await propertyCheck(count: 1000, input: whole, digits) { milliseconds, digits in
+            for value in ["\(milliseconds)", "\"\(milliseconds)\"", "\"\(milliseconds).\(digits)\""] {
+                let reply = try VerifyReceiptResponse.decode(Array(#"{"status":0,"latest_receipt_info":[{"purchase_date_ms":\#(value)}]}"#.utf8))
+                let written = String(decoding: reply.jsonBytes(), as: UTF8.self)
+                let again = try VerifyReceiptResponse.decode(Array(written.utf8))
+                #expect(String(decoding: again.jsonBytes(), as: UTF8.self) == written, "\(value) written back otherwise")
+            }
+        }
     }
 
     @Test("a time past the widest, or not a number of milliseconds, is refused by each spelling",

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyBased
 import StoreGateCore
 import StoreGateSignedData
 import Testing
@@ -54,6 +55,54 @@ struct SignedDataFuzzRegressionTests {
         let first = try #require(transaction.purchaseDate).timeIntervalSince1970
         let second = try #require(again.purchaseDate).timeIntervalSince1970
         #expect(abs(first - second) <= 1e-6 * max(1, abs(first) / 1e9))
+    }
+
+    /// fuzz-jws-structure (CI, 2026-11-25), crash-1ff37f8e954026ab5c51675b1eb3cfc392c6f480: a
+    /// transaction whose `expiresDate` is 5700358336049.7297 ms (a fraction in year 2150) read,
+    /// and its JSON written, read and written again changed the last digit: a `Date` (a Double
+    /// of seconds since 2001) there holds no single microsecond, so the microsecond written read
+    /// back as a neighbouring date. The writer now gives milliseconds that read back exactly.
+    static let fractionalFutureDate = "ZXlKcmFXUWlPaUpCY0hCc1pWOVlZMjlrWlY5TFpYa2lMQ0owZVhBaU9pSktWMVFpTENKaGJHY2lPaUpGVXpJMU5pSXNJbmcxWXlJNld5Sk5TVWxDZWtSRFEwRllSMmRCZDBsQ1FXZEpRa0ZVUVV0Q1oyZHhhR3RxVDFCUlVVUkJha0pKVFZOSmQwbEJXVVJXVVZGRVJYaHNWR1JIT1hsYVZYUndaRU5DVlZwWVRqQmhWelZ1U1Vkc2RVbEdhR3BpTWxKc1RWTkpkMGxCV1VSV1VWRkxSWGhzVkdSSE9YbGFWRU5DVlZwWVRqQmhWelZ1U1Vkc2RVbEdhR3BpTWxKc1RVSTBXRVJVU1hwTlZFRjRUMVJCZUU1RVZYcE9iRzlZUkZSSk1FMVVRWGhQUkVSeFNHeExObkp3VFdOMk5rcG1ia0U5SWwxOS5leUpwYmtGd2NFODZibVZ5YzJocGNGUjVjR1VpT2lKUVZWSkRTRUZUUlVRaUxDSndkWEpqYUdGelpVUmhkR1VpT2pFMk9UYzJOems1TXpZd05Ea3VOekk1Tnl3aWMzVmljMk55YVhCMGFXOXVSM0p2ZFhCSlpHVnVkR2xtYVdWeUlqb2lOa1l6UVRrelFVSWlMQ0p6YVdkdVpXUkVZWFJsSWpveE5qazNOamM1T1RNMk1EVTJMalE0TlN3aWIzSnBaMmx1WVd4UWRYSmphR0Z6WlVSaGRHVWlPakUyT1RjMk56azVNell3TkRrdU56STVOeXdpYVhOVmNHZHlZV1JsWkNJNlptRnNjMlVzSW1SbGRtbGpaVlpsY21sbWFXTmhkR2x2YmlJNkluTkhSRzV3Wnl0dmVtSTRkWGRFVTNWRFJGb3liMVphYnpGRFMzSmlRamgxYWxJNFZuaERlR2g1YTFKM2VVSkpTelo0TmxoRGVVVlNiVGg1VjNKNlJUZ2lMQ0p2Wm1abGNsUjVjR1VpT2pFc0luRjFZVzUwYVhSNUlqb3hMQ0owY21GdWMyRmpkR2x2Ymtsa0lqb2lNQ0lzSW5SNWNHVWlPaUpCZFhSdkxWSmxibVYzWVdKc1pTQlRkV0p6WTNKcGNIUnBiMjRpTENKMGNtRjBjMkZqZEdsdmJsSmxZWE52YmlJNklsQlZVa05JUVZORklpd2ljSEp2WkhWamRFbGtJam9pY0dGemN5NXdjbVZ0YVhWdElpd2laWGh3YVhKbGMwUmhkR1VpT2pVM01EQXpOVGd6TXpZd05Ea3VOekk1Tnl3aVpXNTJhWEp2Ym0xbGJuUWlPaUpZWTI5a1pTSXNJbk4wYjNKbFpuSnZiblJKWkNJNklqRTBNelEwTVNJc0ltOXlhV2RwYm1Gc1ZISmhibk5oWTNScGIyNUpaQ0k2SWpBaUxDSmlkVzRrYkdWSlpDSTZJbU52YlM1bGVHRnRjR3hsTG01aGRIVnlaV3hoWWk1aVlXTnJlV0Z5WkdKcGNtUnpMbVY0WVcxd2JHVWlMQ0prWlhacFkyVldaWEpwWm1sallYUnBiMjVPYjI1alpTSTZJamRsWkdWaE9EZGtMVGs0WmpBdE5ESmtNQzA1TmpneUxUUTVZMkU0TVRBeU1tWTNNeUlzSW5kbFlrOXlaR1Z5VEdsdVpVbDBaVzFKWkNJNklqQWlMQ0p6ZEc5eVpXWnliMjUwSWpvaVZWTkJJbjAucmtKWW52dWpTdHRlUmtNSGhvSVIyVGhtTkZueUtjeDVYeElha1hZZGgtMW9LdEVWRVU1elFBaU9OYUxEcEJETzVKaExMclRiZnA3TFM1dE1pcW1nSHc="
+
+    @Test("a fractional timestamp of year 2150 is written back the same")
+    func fractionalFutureDate() throws {
+        let bytes = try #require(Data(base64Encoded: Self.fractionalFutureDate))
+        let jws = try CompactJWS(bytes: Array(bytes))
+        let transaction = try JWSTransactionDecodedPayload(json: jws.payload)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let written = try encoder.encode(transaction)
+        let again = try JWSTransactionDecodedPayload(json: Array(written))
+        #expect(again.expiresDate == transaction.expiresDate)
+        #expect(try encoder.encode(again) == written)
+    }
+
+    @Test("any timestamp the reader takes, whole or fractional, is written as milliseconds that read back as the same date")
+    func millisecondsReadBack() async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Whole milliseconds across the whole range; fractions (four digits) up to 2^53 µs.
+        let whole = Gen.int(in: -8_640_000_000_000_000...8_640_000_000_000_000)
+        let integral = Gen.int(in: -9_007_199_254_739...9_007_199_254_739)
+        let digits = Gen.int(in: 0...9999)
+        await propertyCheck(count: 1500, input: whole, integral, digits) { milliseconds, integral, digits in
+            let fraction = String(digits)
+            let signed = "\(integral).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
+            for value in [String(milliseconds), signed] {
+                let json = Array(#"{"purchaseDate":\#(value)}"#.utf8)
+                guard let read = try? JWSTransactionDecodedPayload(json: json) else {
+                    Issue.record("\(value) ms refused")
+                    continue
+                }
+                let written = try encoder.encode(read)
+                let again = try JWSTransactionDecodedPayload(json: Array(written))
+                #expect(again.purchaseDate == read.purchaseDate, "\(value) ms read back as another date")
+                #expect(try encoder.encode(again) == written, "\(value) ms written back otherwise")
+            }
+        }
+        // Whole and microsecond values of today's dates are written as they were read.
+        #expect(AppleDate.milliseconds(AppleDate.date(milliseconds: 1_697_679_936_049.7297)) == 1_697_679_936_049.7297)
+        #expect(AppleDate.milliseconds(AppleDate.date(milliseconds: 1_697_679_936_049)) == 1_697_679_936_049)
     }
 
     @Test("a timestamp past the range is refused in either spelling",

@@ -1,4 +1,5 @@
 package import Foundation
+import StoreGateCore
 
 /// verifyReceipt replies spell the same field as a string in one reply and a number in
 /// another (`"quantity": "1"` and `"quantity": 1`; ids and `_ms` dates likewise; booleans as
@@ -58,12 +59,14 @@ extension KeyedDecodingContainer {
 
     /// A date from UNIX milliseconds within ±8.64 × 10^15 (±100,000,000 days, the range of an
     /// ECMAScript date): wider than any date Apple writes, and narrow enough that every date
-    /// read can be written back as whole milliseconds in an `Int64`.
+    /// read can be written back as whole milliseconds in an `Int64`. A fraction (Xcode's) is
+    /// rounded to the whole millisecond here, once, as Apple's spellings write it, so the
+    /// date read is the date of the milliseconds written back (``CivilTime/AppleDate``).
     private func date(milliseconds: Double, _ key: Key) throws -> Date {
         guard abs(milliseconds) <= 8.64e15 else {
             throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "a time beyond ±8.64e15 UNIX milliseconds"))
         }
-        return Date(timeIntervalSince1970: milliseconds / 1000)
+        return CivilTime.AppleDate(milliseconds: Int64(milliseconds.rounded())).date
     }
 
     /// A date from `<name>_ms`, or from `<name>` when that holds milliseconds (iOS 6-style

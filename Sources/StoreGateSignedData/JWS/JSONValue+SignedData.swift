@@ -63,10 +63,7 @@ extension JSONValue {
     /// (Xcode's year-1 `originalPurchaseDate`), within ±8.64 × 10^15 (±100,000,000 days, the
     /// range of an ECMAScript date) whether written as integers or not: far wider than any date
     /// Apple writes, and narrow enough that every date read is written back the same (the
-    /// models' JSON) and fits the ledger's `Int64` milliseconds.
-    /// 2^53 microseconds, in milliseconds.
-    static let exactMicroseconds = 9_007_199_254_740.992
-
+    /// models' JSON, ``AppleDate/milliseconds(_:)``) and fits the ledger's `Int64` milliseconds.
     func date(_ field: String) throws(SignedDataError) -> Date? {
         let milliseconds: Double
         switch self {
@@ -78,13 +75,12 @@ extension JSONValue {
         guard milliseconds.isFinite, abs(milliseconds) <= 8.64e15 else {
             throw SignedDataError(.invalidField, field: field, reason: "timestamp out of range")
         }
-        // A fraction is kept to the microsecond, which a Double holds exactly only below 2^53
-        // microseconds (year 2255): a fractional timestamp beyond would not be written back
-        // the same. Apple's fractional timestamps (Xcode's) are dates of today.
-        if case .fraction = self, abs(milliseconds) >= Self.exactMicroseconds {
+        // Apple's fractional timestamps (Xcode's) are dates of today; one beyond 2^53
+        // microseconds (year 2255), where a Double holds no microsecond, is refused.
+        if case .fraction = self, abs(milliseconds) >= AppleDate.fractionsReadBelow {
             throw SignedDataError(.invalidField, field: field, reason: "fractional timestamp out of range")
         }
-        return Date(timeIntervalSince1970: milliseconds / 1000)
+        return AppleDate.date(milliseconds: milliseconds)
     }
 
     /// A UUID written as a string; an empty string reads as absent.

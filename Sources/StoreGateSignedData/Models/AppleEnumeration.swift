@@ -73,9 +73,53 @@ extension KeyedEncodingContainer where Key == MemberKey {
 
 /// Apple's timestamps: milliseconds since 1970.
 public enum AppleDate {
-    /// The milliseconds since 1970 of `date`, rounded to the microsecond so integral values
-    /// written by Apple come back integral.
+    /// The milliseconds since 1970 of `date`, always a value that reads back as this very
+    /// `date`, so that a model written, read and written again gives the same JSON: whole
+    /// milliseconds when they read back so (Apple's own dates), else the microsecond (Xcode's
+    /// fractions of today), else the nearest value that reads back exactly.
+    ///
+    /// A `Date` is a `Double` of seconds since 2001: it holds every microsecond only for dates
+    /// near today (from about 2033 a fraction read loses its last digit, and the microsecond
+    /// would read back as a neighbouring date), and every whole millisecond only up to year
+    /// ±140,000. A fraction is written only where the readers take one
+    /// (``fractionsReadBelow``).
     public static func milliseconds(_ date: Date) -> Double {
-        (date.timeIntervalSince1970 * 1_000_000).rounded() / 1000
+        let exact = date.timeIntervalSince1970 * 1000
+        let whole = exact.rounded()
+        if reads(whole, as: date) { return whole }
+        if let found = [(exact * 1000).rounded() / 1000, exact].first(where: { reads($0, as: date) }) {
+            return found
+        }
+        // The values that read back as `date` are an interval around `exact`, a few steps away
+        // at most: whole milliseconds where a Date holds no more, doubles nearer today.
+        var up = exact
+        var down = exact
+        for offset in 1...16 {
+            if offset <= 4 {
+                if reads(whole + Double(offset), as: date) { return whole + Double(offset) }
+                if reads(whole - Double(offset), as: date) { return whole - Double(offset) }
+            }
+            up = up.nextUp
+            if reads(up, as: date) { return up }
+            down = down.nextDown
+            if reads(down, as: date) { return down }
+        }
+        return whole
+    }
+
+    /// The date of Apple's `milliseconds` since 1970: the one conversion the payload readers use.
+    public static func date(milliseconds: Double) -> Date {
+        Date(timeIntervalSince1970: milliseconds / 1000)
+    }
+
+    /// 2^53 microseconds, in milliseconds (year 2255): the readers refuse a fractional
+    /// timestamp at or beyond, where no Apple data has one.
+    static let fractionsReadBelow = 9_007_199_254_740.992
+
+    /// Whether the readers take `milliseconds` (a fraction only below ``fractionsReadBelow``)
+    /// and read it as `date`.
+    private static func reads(_ milliseconds: Double, as date: Date) -> Bool {
+        (milliseconds.rounded() == milliseconds || milliseconds.magnitude < fractionsReadBelow)
+            && Self.date(milliseconds: milliseconds) == date
     }
 }
