@@ -252,7 +252,7 @@ public struct JSONReader {
                 if highBits & 0x80 == 0 {
                     return String(decoding: slice, as: UTF8.self)
                 }
-                guard let text = String(validating: slice, as: UTF8.self) else {
+                guard let text = String(strictUTF8: slice) else {
                     index = start
                     throw failure("string is not valid UTF-8")
                 }
@@ -271,7 +271,7 @@ public struct JSONReader {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: scratch, as: UTF8.self) else {
+                guard let text = scratch.withUnsafeBufferPointer({ String(strictUTF8: $0) }) else {
                     throw failure("string is not valid UTF-8")
                 }
                 return text

@@ -86,6 +86,36 @@ struct JSONReaderTests {
         #expect((try? JSONReader.readObject([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]).get()) == nil)
     }
 
+    @Test("the strict UTF-8 conversion agrees with the standard library's validation",
+          arguments: [
+              [0x61, 0x62], [0xC3, 0xA9], [0xEF, 0xBF, 0xBD], [0xF0, 0x9F, 0x98, 0x80], [0x7F], [],
+              [0xC3, 0x28], [0xFF], [0x80], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+              // Three bytes repaired into one U+FFFD, itself three bytes: the same length, not the same bytes.
+              [0xF0, 0x9F, 0x98], [0x61, 0xF0, 0x9F, 0x98, 0x62],
+          ] as [[UInt8]])
+    func strictUTF8(_ bytes: [UInt8]) {
+        let strict = bytes.withUnsafeBufferPointer { String(strictUTF8: $0) }
+        #expect(strict == String(validating: bytes, as: UTF8.self))
+        // Inside a JSON string (non-ASCII takes the validating path, an escape the slow one).
+        for prefix in [[], Array(#"\n"#.utf8)] {
+            let json = Array(#"{"a":""#.utf8) + prefix + bytes + Array(#""}"#.utf8)
+            let read: String? = (try? JSONReader.readObject(json).get()).flatMap { object in
+                if case .string(let text) = object["a"] { text } else { nil }
+            }
+            #expect(read == strict.map { (prefix.isEmpty ? "" : "\n") + $0 })
+        }
+    }
+
+    @Test("the strict UTF-8 conversion agrees with the standard library on random bytes")
+    func strictUTF8Random() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0...6, using: &generator)).map { _ in UInt8.random(in: 0x7E...0xFF, using: &generator) }
+            let strict = bytes.withUnsafeBufferPointer { String(strictUTF8: $0) }
+            #expect(strict == String(validating: bytes, as: UTF8.self), "\(bytes)")
+        }
+    }
+
     @Test("refuses nesting deeper than the limit, accepts it up to the limit")
     func depth() {
         let deep = String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)

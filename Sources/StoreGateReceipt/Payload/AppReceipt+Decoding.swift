@@ -270,7 +270,7 @@ struct PayloadDecoder {
         guard element.tag == 0x0C || element.tag == 0x16 || element.tag == 0x13 else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the value is not a string")
         }
-        guard let text = String(validating: UnsafeBufferPointer(rebasing: buffer[element.content]), as: UTF8.self) else {
+        guard let text = String(strictUTF8: UnsafeBufferPointer(rebasing: buffer[element.content])) else {
             throw ReceiptError(.malformedPayload, field: field.label, reason: "the string is not valid UTF-8")
         }
         return text
