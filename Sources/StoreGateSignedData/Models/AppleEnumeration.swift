@@ -84,21 +84,19 @@ public enum AppleDate {
     /// ±140,000. A fraction is written only where the readers take one
     /// (``fractionsReadBelow``).
     public static func milliseconds(_ date: Date) -> Double {
-        let exact = date.timeIntervalSince1970 * 1000
-        let whole = exact.rounded()
+        // The whole millisecond nearest `date` that reads back as it (Core's search, for the
+        // dates beyond year ±140,000 where a Date holds no more than every other millisecond).
+        let whole = Double(CivilTime.AppleDate(date).milliseconds)
         if reads(whole, as: date) { return whole }
+        let exact = date.timeIntervalSince1970 * 1000
         if let found = [(exact * 1000).rounded() / 1000, exact].first(where: { reads($0, as: date) }) {
             return found
         }
-        // The values that read back as `date` are an interval around `exact`, a few steps away
-        // at most: whole milliseconds where a Date holds no more, doubles nearer today.
+        // The doubles that read back as `date` are an interval around `exact`, a few steps away
+        // at most.
         var up = exact
         var down = exact
-        for offset in 1...16 {
-            if offset <= 4 {
-                if reads(whole + Double(offset), as: date) { return whole + Double(offset) }
-                if reads(whole - Double(offset), as: date) { return whole - Double(offset) }
-            }
+        for _ in 0..<16 {
             up = up.nextUp
             if reads(up, as: date) { return up }
             down = down.nextDown
