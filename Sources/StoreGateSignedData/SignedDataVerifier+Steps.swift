@@ -182,7 +182,7 @@ extension SignedDataVerifier {
             if let failure { throw failure }
             return
         }
-        var outcome = ExpectationOutcome<SignedDataError>(recordsChecks: true)
+        var outcome = ExpectationOutcome<SignedDataError>()
         expectations.forEachCheck { check in
             outcome.record(check.name, check.evaluate(claims))
         }

@@ -99,7 +99,7 @@ public struct ReceiptExpectations: Sendable {
 
     /// Evaluates every check against `claims`.
     func evaluate(_ claims: ReceiptClaims) -> ExpectationOutcome<ReceiptError> {
-        var outcome = ExpectationOutcome<ReceiptError>(recordsChecks: true)
+        var outcome = ExpectationOutcome<ReceiptError>()
         forEachCheck { check in
             outcome.record(check.name, check.evaluate(claims))
         }
