@@ -83,6 +83,12 @@ enum PostgresFunctions {
     /// expression instead of a query.
     static var applyLean: String { applyFunction(version: 3) }
 
+    /// `ledger_apply_v4(plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts
+    /// text[], event_products text[], event_balanced boolean[])` (schema 8): version 3, with the
+    /// events beside the document as their stored text, a consumable's balance appended to the
+    /// text (``PostgresEvents/appendFromArrays``).
+    static var applyWithEventArrays: String { applyFunction(version: 4) }
+
     /// The loop of `body` over the plan's list `name` (`r` each element). From version 3 the
     /// loop runs only when the document has the list (``PostgresPlanJSON`` leaves empty ones
     /// out): a loop over nothing still started a statement, and most plans fill three or four
@@ -93,7 +99,8 @@ enum PostgresFunctions {
     }
 
     private static func applyFunction(version: Int) -> String {
-        let locks = version < 3 ? PostgresEvents.lockAccountsOfPlan : PostgresEvents.lockAccountOrAccountsOfPlan
+        let locks = version < 3 ? PostgresEvents.lockAccountsOfPlan
+            : version < 4 ? PostgresEvents.lockAccountOrAccountsOfPlan : PostgresEvents.lockAccountOrAccountsOfEvents
         let families = version < 2 ? "" : """
             \(locks)
             \(each("family_revisions", version, """
@@ -107,14 +114,18 @@ enum PostgresFunctions {
 
         """
         let events = version < 2 ? "" : """
-            \(PostgresEvents.appendFromPlan(guarded: version >= 3))
+            \(version < 4 ? PostgresEvents.appendFromPlan(guarded: version >= 3) : PostgresEvents.appendFromArrays)
 
         """
+        let parameters = version < 3 ? "plan jsonb"
+            : version < 4 ? "plan jsonb, sealed_proof bytea"
+            : "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[]"
+        let variables = version < 2 ? "" : version < 4 ? "\n    balance record;" : "\n    balance record;\n    event_text text;"
         return """
-        CREATE OR REPLACE FUNCTION ledger_apply_v\(version)(plan jsonb\(version < 3 ? "" : ", sealed_proof bytea")) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
+        CREATE OR REPLACE FUNCTION ledger_apply_v\(version)(\(parameters)) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
         DECLARE
             r jsonb;
-            now_ms bigint := (plan->>'now')::bigint;\(version < 2 ? "" : "\n    balance record;")
+            now_ms bigint := (plan->>'now')::bigint;\(variables)
         BEGIN
         \(families)    IF plan->'proof' IS NOT NULL THEN
                 r := plan->'proof';

@@ -14,6 +14,7 @@ enum PostgresValue: Sendable {
     case bytes([UInt8])
     case texts([String])
     case integers([Int64])
+    case bools([Bool])
 
     static func optional(_ text: String?) -> PostgresValue { text.map { .text($0) } ?? .null }
     static func optional(_ number: Int64?) -> PostgresValue { number.map { .integer($0) } ?? .null }
@@ -52,6 +53,7 @@ extension PostgresLedger {
             case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             case .texts(let texts): bindings.append(texts)
             case .integers(let numbers): bindings.append(numbers)
+            case .bools(let flags): bindings.append(flags)
             }
         }
         return bindings
@@ -236,7 +238,7 @@ extension PostgresLedger {
 
     // MARK: Storing
 
-    /// Writes `plan` with `ledger_apply_v1`, in one round trip and one implicit transaction.
+    /// Writes `plan` with `ledger_apply_v4`, in one round trip and one implicit transaction.
     static func apply(_ plan: LedgerWritePlan, loaded: Loaded, _ connection: PostgresConnection, logger: Logger) async throws {
         let claimed = Set(plan.familyClaims.map(\.key))
         let unowned = loaded.state.families.values
@@ -248,7 +250,9 @@ extension PostgresLedger {
             now: Date().ledgerMilliseconds
         )
         let sealed = plan.proof?.sealed.map { PostgresValue.bytes($0.combined) } ?? .null
-        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document), sealed], logger: logger)
+        _ = try await execute(
+            ApplyWithEventsSQL.self, connection, [.text(document), sealed] + PostgresPlanJSON.eventParameters(plan.events), logger: logger
+        )
     }
 
     /// Appends events alone (a refusal), numbered as any plan's.
@@ -256,7 +260,9 @@ extension PostgresLedger {
         var plan = LedgerWritePlan()
         plan.events = events
         let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: Date().ledgerMilliseconds)
-        _ = try await execute(ApplyWithEventsSQL.self, connection, [.text(document), .null], logger: logger)
+        _ = try await execute(
+            ApplyWithEventsSQL.self, connection, [.text(document), .null] + PostgresPlanJSON.eventParameters(events), logger: logger
+        )
     }
 
     /// Numbers events until every transaction that began before the call has ended and its

@@ -2,16 +2,17 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v3` takes, with Core's
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v4` takes, with Core's
 /// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
 ///
-/// The sealed proof is not in the document: it goes as a binary parameter of its own.
+/// The sealed proof is not in the document: it goes as a binary parameter of its own, and
+/// the events as parameters of their own too (``eventParameters(_:)``).
 ///
 /// The function reads members with `->>`, so what matters is each value's type: strings
 /// escaped per RFC 8259, bytes as hexadecimal strings, dates as integer milliseconds, booleans
 /// as `true`/`false`, and absent values as `null`. `proof` and `notification` are left out
 /// when the plan has none (the function tests `plan->'proof' IS NOT NULL`), and so is every
-/// empty list (`ledger_apply_v3` tests `plan ? 'name'`: a statement it does not run costs
+/// empty list (the function tests `plan ? 'name'`: a statement it does not run costs
 /// nothing, and most plans fill three or four of the eleven lists).
 enum PostgresPlanJSON {
     /// The document for `plan`, with the revisions of the transactions it read and the
@@ -77,13 +78,26 @@ enum PostgresPlanJSON {
                     json.member("refunded", delta.refunded)
                 }
             }
-            Self.list("events", plan.events, to: &json) { json, event in json.raw(event.storedJSON) }
-            // The one account whose lock the function takes, when the events have one.
+            // The events go beside the document (``eventParameters(_:)``); the one account whose
+            // lock the function takes, when they have one, goes in it.
             if let account = plan.events.first?.account, plan.events.allSatisfy({ $0.account == account }) {
                 json.member("event_account", account.rawValue)
             }
         }
         return json.text
+    }
+
+    /// The last four parameters of `ledger_apply_v4`: the events' stored JSON (an event whose
+    /// balance the store states without the end of its entitlement, which the function
+    /// appends), accounts, products, and which events those are; four `NULL`s for no events.
+    static func eventParameters(_ events: [LedgerEvent]) -> [PostgresValue] {
+        guard !events.isEmpty else { return [.null, .null, .null, .null] }
+        return [
+            .texts(events.map { String(decoding: $0.storedJSON(leavingBalanceOpen: $0.needsStoredBalance), as: UTF8.self) }),
+            .texts(events.map(\.account.rawValue)),
+            .texts(events.map(\.productId)),
+            .bools(events.map(\.needsStoredBalance)),
+        ]
     }
 
     /// Writes `name` with an array of `items`, or nothing when there are none: the function

@@ -4,7 +4,7 @@ import StoreGateCore
 @testable import StoreGateLedgerPostgres
 import Testing
 
-/// The document `ledger_apply_v1` takes, written by Core's JSON writer: read back with Core's
+/// The document `ledger_apply_v4` takes (and the events it takes beside it), written by Core's JSON writer: read back with Core's
 /// strict reader, every value has the type the SQL casts it to, and absent values are `null`.
 @Suite("PostgreSQL plan document")
 struct PostgresPlanJSONTests {
@@ -113,11 +113,12 @@ struct PostgresPlanJSONTests {
         #expect(document.members.map(\.key) == ["now"], "an empty list is left out: the function skips its loop")
     }
 
-    @Test("every member ledger_apply_v3 reads is written")
+    @Test("every member ledger_apply_v4 reads is written, in the document or in an event")
     func everyMemberTheFunctionReads() throws {
-        let sql = PostgresFunctions.applyLean
+        let sql = PostgresFunctions.applyWithEventArrays
+        let plan = Self.fullPlan()
         let document = try Self.read(PostgresPlanJSON.encode(
-            Self.fullPlan(), revisions: [:], familyRevisions: [FamilyKey(environment: .sandbox, originalTransactionId: "o-1"): 4],
+            plan, revisions: [:], familyRevisions: [FamilyKey(environment: .sandbox, originalTransactionId: "o-1"): 4],
             unownedFamilies: [FamilyKey(environment: .sandbox, originalTransactionId: "o-9")], now: 0))
         var written: Set<String> = []
         func collect(_ value: JSONValue) {
@@ -132,9 +133,42 @@ struct PostgresPlanJSONTests {
             }
         }
         collect(.object(document))
+        for event in plan.events { collect(.object(try JSONReader.readObject(event.storedJSON).get())) }
         let read = Self.names(in: sql, after: "->>'").union(Self.names(in: sql, after: "plan->'")).union(Self.names(in: sql, after: "plan ? '"))
         #expect(read.count > 40)
         #expect(read.subtracting(written).isEmpty, "read but not written: \(read.subtracting(written).sorted())")
+    }
+
+    @Test("an event goes beside the document: a consumable's without the end the function appends, the rest whole")
+    func eventParameters() throws {
+        var credited = try #require(Self.fullPlan().events.first)
+        var consumed = credited
+        consumed.type = .consumableConsumed
+        consumed.entitlement?.balance = ConsumableBalance(productId: "coins", purchased: 3, refunded: 0, consumed: 1)
+        let other = LedgerEvent(
+            id: "e-2", sequence: 0, type: .purchaseRecorded, account: Purchases.account("bob"), productId: "pro \"lifetime\"",
+            environment: .sandbox, transactionId: "2", originalTransactionId: "2", occurredAt: Purchases.t0, recordedAt: Purchases.t0,
+            source: "signed_transaction", entitlement: LedgerEvent.Entitlement(productType: .nonConsumable, isEntitled: true))
+        let parameters = PostgresPlanJSON.eventParameters([credited, consumed, other])
+        guard parameters.count == 4, case .texts(let payloads) = parameters[0], case .texts(let accounts) = parameters[1],
+              case .texts(let products) = parameters[2], case .bools(let balanced) = parameters[3] else {
+            throw Failure("not four arrays: \(parameters)")
+        }
+        #expect(accounts == ["alice", "alice", "bob"])
+        #expect(products == ["coins", "coins", "pro \"lifetime\""])
+        #expect(balanced == [true, false, false], "only a consumable's credit or refund states the balance the store keeps")
+        #expect(payloads[1] == String(decoding: consumed.storedJSON, as: UTF8.self))
+        #expect(payloads[2] == String(decoding: other.storedJSON, as: UTF8.self))
+        if case .success = JSONReader.readObject(Array(payloads[0].utf8)) { Issue.record("a credit's payload is left open for the function") }
+
+        // What the function appends (PostgresEvents.appendFromArrays), with the counters stored:
+        // the event reads back as the one the other backends store.
+        let completed = payloads[0] + #","isEntitled":true,"balance":{"purchased":3,"refunded":0,"consumed":1}}}"#
+        credited.entitlement?.balance = ConsumableBalance(productId: "coins", purchased: 3, refunded: 0, consumed: 1)
+        credited.entitlement?.isEntitled = true
+        #expect(try LedgerEvent(stored: Array(completed.utf8), sequence: 0) == credited)
+        #expect(PostgresEvents.appendFromArrays.contains(#"',"isEntitled":' || (balance.purchased > balance.consumed)::text"#))
+        #expect(PostgresPlanJSON.eventParameters([]).allSatisfy { if case .null = $0 { true } else { false } })
     }
 
     /// The quoted names following `prefix` in `text` (`r->>'name'`).

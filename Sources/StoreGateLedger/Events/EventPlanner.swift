@@ -112,7 +112,7 @@ extension [LedgerEvent] {
     /// Sets the balance after the change on each consumable event, from the stored counters
     /// the backend read back inside the same transaction.
     package mutating func settleBalances(_ balance: (BalanceKey) throws(LedgerError) -> ConsumableBalance) throws(LedgerError) {
-        for index in indices where self[index].entitlement?.productType == .consumable && self[index].type != .consumableConsumed {
+        for index in indices where self[index].needsStoredBalance {
             let event = self[index]
             let stored = try balance(BalanceKey(account: event.account, productId: event.productId))
             self[index].entitlement?.balance = stored

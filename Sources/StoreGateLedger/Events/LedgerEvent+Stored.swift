@@ -7,7 +7,20 @@ import StoreGateCore
 /// (`jsonb_build_object`), so the member names here are a schema: never rename one.
 extension LedgerEvent {
     /// The stored JSON of this event (without its sequence).
-    package var storedJSON: [UInt8] {
+    package var storedJSON: [UInt8] { storedJSON(leavingBalanceOpen: false) }
+
+    /// Whether the event states a consumable balance after the change, which the backend reads
+    /// back inside the transaction that made it (``Swift/Array/settleBalances(_:)``).
+    package var needsStoredBalance: Bool {
+        entitlement?.productType == .consumable && type != .consumableConsumed
+    }
+
+    /// The stored JSON, or with `leavingBalanceOpen` (an event that ``needsStoredBalance``) the
+    /// same without the entitlement's `isEntitled` and `balance` and without the two closing
+    /// braces after them: the entitlement is the object's last member, so PostgreSQL's
+    /// `ledger_apply_v4` completes the text with the stored counters by concatenation
+    /// (``PostgresEvents``), instead of rebuilding a parsed document (4 µs an event).
+    package func storedJSON(leavingBalanceOpen: Bool) -> [UInt8] {
         var json = JSONWriter(capacity: 512)
         json.object { json in
             json.member("id", id)
@@ -32,13 +45,13 @@ extension LedgerEvent {
                 json.key("entitlement")
                 json.object { json in
                     json.member("productType", entitlement.productType.rawValue)
-                    json.member("isEntitled", entitlement.isEntitled)
+                    if !leavingBalanceOpen { json.member("isEntitled", entitlement.isEntitled) }
                     json.member("state", entitlement.state?.rawValue)
                     json.member("productId", entitlement.productId)
                     json.member("expiresDate", entitlement.expiresDate?.ledgerMilliseconds)
                     json.member("willAutoRenew", entitlement.willAutoRenew)
                     json.member("autoRenewProductId", entitlement.autoRenewProductId)
-                    if let balance = entitlement.balance {
+                    if !leavingBalanceOpen, let balance = entitlement.balance {
                         json.key("balance")
                         json.object { json in
                             json.member("purchased", balance.purchased)
@@ -49,7 +62,13 @@ extension LedgerEvent {
                 }
             }
         }
-        return json.bytes
+        guard leavingBalanceOpen else { return json.bytes }
+        var bytes = json.bytes
+        // The writer closed the entitlement and then the event: `}}` (its productType is
+        // always written, so the entitlement is never empty).
+        precondition(entitlement != nil && bytes.suffix(2).elementsEqual("}}".utf8), "an event whose balance is stored ends with its entitlement")
+        bytes.removeLast(2)
+        return bytes
     }
 
     /// Reads a stored event.
