@@ -22,7 +22,9 @@ public actor InMemoryLedger: Ledger {
     private var proofs: [ProofDigest: ProofRow] = [:]
     private var balances: [BalanceKey: ConsumableBalance] = [:]
     private var consumptions: [AccountID: [String: ConsumptionRow]] = [:]
+    /// The events kept: sequences `prunedThrough + 1`, `+ 2`, … (retention deletes the oldest).
     private var events: [LedgerEvent] = []
+    private var prunedThrough: Int64 = 0
     private var deliveryCursors: [String: Int64] = [:]
     private var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
     private var leasedStates: [String: LeasedState] = [:]
@@ -123,17 +125,45 @@ public actor InMemoryLedger: Ledger {
     public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try checkOpen()
         try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
-        // Sequences are 1, 2, 3…: the event after `sequence` is at index `sequence`.
-        let start = Int(min(sequence, Int64(events.count)))
+        try LedgerPlanner.checkCursor(sequence, prunedThrough: prunedThrough)
+        let start = index(after: sequence)
         return Array(events[start..<min(events.count, start + limit)])
+    }
+
+    /// The index of the first kept event after `sequence` (`events.count` when none is).
+    private func index(after sequence: Int64) -> Int {
+        Int(min(max(sequence - prunedThrough, 0), Int64(events.count)))
+    }
+
+    /// The newest event's sequence (0 when none was ever appended).
+    private var newestSequence: Int64 { prunedThrough + Int64(events.count) }
+
+    @discardableResult
+    public func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {
+        try checkOpen()
+        try LedgerPlanner.checkPruneLimit(limit)
+        // Not the newest, not past an endpoint's fan-out, not up to a delivery still owed.
+        var bound = min(newestSequence - 1, prunedThrough + Int64(limit))
+        for cursor in deliveryCursors.values { bound = min(bound, cursor) }
+        for rows in deliveryRows.values {
+            for (sequence, row) in rows where row.delivery.status != .delivered { bound = min(bound, sequence - 1) }
+        }
+        var through = prunedThrough
+        while through < bound, events[Int(through - prunedThrough)].recordedAt < cutoff { through += 1 }
+        let deleted = Int(through - prunedThrough)
+        guard deleted > 0 else { return EventPruning(deleted: 0, prunedThrough: prunedThrough) }
+        events.removeFirst(deleted)
+        for endpoint in deliveryRows.keys { deliveryRows[endpoint] = deliveryRows[endpoint]?.filter { $0.key > through } }
+        prunedThrough = through
+        return EventPruning(deleted: deleted, prunedThrough: through)
     }
 
     public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try checkOpen()
         try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
         var page: [LedgerEvent] = []
-        // Sequences are 1, 2, 3…: the event with sequence s is at index s − 1.
-        var index = Int(min(sequence.map { $0 - 1 } ?? Int64(events.count), Int64(events.count))) - 1
+        // The event with sequence s is at index s − 1 − prunedThrough.
+        var index = Int(min(sequence.map { $0 - 1 } ?? newestSequence, newestSequence) - prunedThrough) - 1
         while index >= 0, page.count < limit {
             if events[index].account == account { page.append(events[index]) }
             index -= 1
@@ -268,7 +298,7 @@ public actor InMemoryLedger: Ledger {
 
     private func append(_ new: [LedgerEvent]) {
         for var event in new {
-            event.sequence = Int64(events.count + 1)
+            event.sequence = newestSequence + 1
             events.append(event)
         }
     }
@@ -279,8 +309,8 @@ extension InMemoryLedger: EventDeliveryStore {
         try checkOpen()
         try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
         // A new endpoint starts at the end of the stream.
-        let cursor = deliveryCursors[endpoint] ?? Int64(events.count)
-        let batch = events.dropFirst(Int(cursor)).prefix(limit)
+        let cursor = deliveryCursors[endpoint] ?? newestSequence
+        let batch = events.dropFirst(index(after: cursor)).prefix(limit)
         deliveryCursors[endpoint] = batch.last?.sequence ?? cursor
         for event in batch where types?.contains(event.type.rawValue) ?? true {
             deliveryRows[endpoint, default: [:]][event.sequence] = DeliveryRow(delivery: EventDelivery(endpoint: endpoint, event: event, now: now))
@@ -305,7 +335,7 @@ extension InMemoryLedger: EventDeliveryStore {
             row.claimedBy = holder
             row.claimedUntil = until
             deliveryRows[endpoint]?[sequence] = row
-            claimed.append(ClaimedDelivery(event: events[Int(sequence) - 1], attempts: row.delivery.attempts, firstAttemptAt: row.delivery.firstAttemptAt))
+            claimed.append(ClaimedDelivery(event: events[Int(sequence - prunedThrough) - 1], attempts: row.delivery.attempts, firstAttemptAt: row.delivery.firstAttemptAt))
         }
         return claimed
     }

@@ -99,8 +99,24 @@ public protocol Ledger: LedgerBrowsing {
     ///   - sequence: The last sequence already read; 0 reads from the start.
     ///   - limit: At most this many events, 1...``maximumEventPage``.
     /// - Throws: ``LedgerError/Code/invalidArgument`` for a negative sequence or a limit out
-    ///   of range, or a storage error.
+    ///   of range; ``LedgerError/Code/cursorExpired`` for a sequence other than 0 below the
+    ///   oldest events retention kept (events after it were deleted); or a storage error.
     func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent]
+
+    /// Deletes up to `limit` of the oldest events, in sequence order, while they were recorded
+    /// before `cutoff` — stopping before the newest event (its sequence must never be reused),
+    /// before one a webhook endpoint has not delivered yet (a pending or failed delivery) and
+    /// after the last one an endpoint has fanned out: the stream loses its oldest events and
+    /// no other, and nothing still owed to an endpoint. The deliveries of the deleted events
+    /// (all delivered) go with them. Afterwards ``events(after:limit:)`` answers
+    /// ``LedgerError/Code/cursorExpired`` for a cursor below the deleted ones.
+    ///
+    /// - Parameters:
+    ///   - cutoff: Events recorded at or after this are kept.
+    ///   - limit: At most this many events, 1...100000.
+    /// - Returns: How many were deleted, and the sequence the stream is now deleted through.
+    @discardableResult
+    func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning
 
     /// Appends the subscription state changes that time alone made up to `date` — a period
     /// or a grace period ending — for at most `limit` families whose next such moment has
@@ -141,12 +157,43 @@ public protocol Ledger: LedgerBrowsing {
 /// The largest page ``Ledger/events(after:limit:)`` answers.
 public let maximumEventPage = 1000
 
+/// What one ``Ledger/pruneEvents(recordedBefore:limit:)`` call did.
+public struct EventPruning: Sendable, Hashable {
+    /// Events deleted by this call.
+    public var deleted: Int
+    /// Every event up to this sequence is deleted (0 when none ever was); a cursor below it
+    /// has expired.
+    public var prunedThrough: Int64
+
+    public init(deleted: Int, prunedThrough: Int64) {
+        self.deleted = deleted
+        self.prunedThrough = prunedThrough
+    }
+}
+
 extension LedgerPlanner {
     /// Validates the arguments of an events read.
     package static func checkEventPage(after sequence: Int64, limit: Int) throws(LedgerError) {
         guard sequence >= 0 else { throw LedgerError(.invalidArgument, reason: "an event sequence is at least 0, got \(sequence)") }
         guard (1...maximumEventPage).contains(limit) else {
             throw LedgerError(.invalidArgument, reason: "an events page holds 1...\(maximumEventPage) events, got \(limit)")
+        }
+    }
+
+    /// Refuses a cursor below the events retention deleted (0 reads from the oldest kept).
+    package static func checkCursor(_ sequence: Int64, prunedThrough: Int64) throws(LedgerError) {
+        guard sequence == 0 || sequence >= prunedThrough else {
+            throw LedgerError(
+                .cursorExpired,
+                reason: "events after \(sequence) through \(prunedThrough) were deleted by retention; read again from 0 (the oldest kept) and reconcile"
+            )
+        }
+    }
+
+    /// Validates the arguments of ``Ledger/pruneEvents(recordedBefore:limit:)``.
+    package static func checkPruneLimit(_ limit: Int) throws(LedgerError) {
+        guard (1...100_000).contains(limit) else {
+            throw LedgerError(.invalidArgument, reason: "a pruning batch holds 1...100000 events, got \(limit)")
         }
     }
 }

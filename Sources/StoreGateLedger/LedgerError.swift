@@ -24,6 +24,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case migration = "migration"
             case schemaTooNew = "schema_too_new"
             case closed = "closed"
+            case cursorExpired = "cursor_expired"
         }
 
         private let backing: Backing
@@ -62,6 +63,10 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let schemaTooNew = Code(.schemaTooNew)
         /// The ledger was closed.
         public static let closed = Code(.closed)
+        /// Events after the given cursor were deleted by retention
+        /// (``Ledger/pruneEvents(recordedBefore:limit:)``): reading on would skip them. Start
+        /// again from the oldest kept (cursor 0) and reconcile.
+        public static let cursorExpired = Code(.cursorExpired)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }

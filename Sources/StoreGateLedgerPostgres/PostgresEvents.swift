@@ -200,6 +200,59 @@ enum PostgresEvents {
         $fn$
         """
 
+    /// `ledger_events_after_v4(after, page)` (schema 8): version 3's page, each row with how far
+    /// retention deleted events — one statement, so the cursor is checked against the state the
+    /// page is read from (a row of `NULL`s when the page is empty).
+    static let eventsAfterWithRetention = """
+        CREATE OR REPLACE FUNCTION ledger_events_after_v4(after bigint, page integer)
+        RETURNS TABLE (pruned_through bigint, event_sequence bigint, event_payload text) LANGUAGE sql STABLE
+        SET enable_sort = off SET enable_seqscan = off AS $fn$
+            SELECT h.pruned_through, e.sequence, e.payload::text FROM ledger_event_head h
+            LEFT JOIN LATERAL (
+                SELECT x.sequence, x.payload FROM ledger_events x WHERE x.sequence > after ORDER BY x.sequence LIMIT page
+            ) e ON true
+            ORDER BY e.sequence
+        $fn$
+        """
+
+    /// `ledger_prune_events_v1(cutoff, batch)` (schema 8): deletes up to `batch` of the oldest
+    /// numbered events recorded before `cutoff`, never the newest, never past an endpoint's
+    /// fan-out cursor or up to a pending or failed delivery, with their (delivered) deliveries;
+    /// one pruner at a time (the head row's lock, which the sequencer takes too).
+    static let prune = """
+        CREATE OR REPLACE FUNCTION ledger_prune_events_v1(cutoff bigint, batch integer)
+        RETURNS TABLE (deleted bigint, through bigint) LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
+        DECLARE
+            pruned bigint;
+            bound bigint;
+            young bigint;
+            n bigint;
+        BEGIN
+            SELECT h.pruned_through INTO pruned FROM ledger_event_head h FOR UPDATE;
+            SELECT LEAST(
+                (SELECT MAX(x.sequence) FROM ledger_events x WHERE x.sequence IS NOT NULL) - 1,
+                pruned + batch,
+                (SELECT MIN(c.sequence) FROM ledger_webhook_cursors c),
+                (SELECT MIN(d.sequence) FROM ledger_deliveries d WHERE d.status IN ('pending', 'failed')) - 1
+            ) INTO bound;
+            SELECT MIN(x.sequence) INTO young FROM ledger_events x
+            WHERE x.sequence > pruned AND x.sequence <= bound AND x.recorded_at >= cutoff;
+            IF young IS NOT NULL THEN
+                bound := young - 1;
+            END IF;
+            IF bound IS NULL OR bound <= pruned THEN
+                RETURN QUERY SELECT 0::bigint, pruned;
+                RETURN;
+            END IF;
+            DELETE FROM ledger_deliveries d WHERE d.status = 'delivered' AND d.sequence > pruned AND d.sequence <= bound;
+            DELETE FROM ledger_events x WHERE x.sequence > pruned AND x.sequence <= bound;
+            GET DIAGNOSTICS n = ROW_COUNT;
+            UPDATE ledger_event_head SET pruned_through = bound;
+            RETURN QUERY SELECT n, bound;
+        END;
+        $fn$
+        """
+
     /// `ledger_consume_v2(account, product, quantity, key, consumed at, event id, recorded at)`:
     /// version 1's statement, and the `consumable.consumed` event of a consumption (the same
     /// members as ``LedgerEvent``'s stored form).
@@ -314,8 +367,13 @@ enum SequenceUntilSQL: LedgerStatementSQL {
 }
 
 enum EventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_events_v3"
-    static let sql = "SELECT * FROM ledger_events_after_v3($1, $2::integer)"
+    static let name = "storegate_ledger_events_v4"
+    static let sql = "SELECT * FROM ledger_events_after_v4($1, $2::integer)"
+}
+
+enum PruneEventsSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_prune_events_v1"
+    static let sql = "SELECT * FROM ledger_prune_events_v1($1, $2::integer)"
 }
 
 // MARK: The console's reads

@@ -281,11 +281,17 @@ extension PostgresLedger {
 
     /// Reads the numbered stream after `sequence` (``settleEvents(_:logger:)`` first to include
     /// what committed just before).
+    ///
+    /// - Throws: ``LedgerError/Code/cursorExpired`` when retention deleted events after `sequence`.
     static func loadEvents(_ connection: PostgresConnection, after sequence: Int64, limit: Int, logger: Logger) async throws -> [LedgerEvent] {
         var events: [LedgerEvent] = []
+        var prunedThrough: Int64 = 0
         for row in try await execute(EventsSQL.self, connection, [.integer(sequence), .integer(Int64(limit))], logger: logger) {
-            events.append(try LedgerEvent(stored: Array(try row.text(1).utf8), sequence: try row.integer(0)))
+            prunedThrough = try row.integer(0)
+            guard let eventSequence = try row.optionalInteger(1) else { continue }
+            events.append(try LedgerEvent(stored: Array(try row.text(2).utf8), sequence: eventSequence))
         }
+        try LedgerPlanner.checkCursor(sequence, prunedThrough: prunedThrough)
         return events
     }
 

@@ -202,6 +202,18 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    @discardableResult
+    public func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {
+        try LedgerPlanner.checkPruneLimit(limit)
+        return try await withConnection { connection in
+            let rows = try await Self.execute(
+                PruneEventsSQL.self, connection, [.integer(cutoff.ledgerMilliseconds), .integer(Int64(limit))], logger: self.logger
+            )
+            guard let row = rows.first else { throw LedgerError(.storage, reason: "the pruning function answered no row") }
+            return EventPruning(deleted: try row.int(0), prunedThrough: try row.integer(1))
+        }
+    }
+
     /// Numbers every event committed before the call, waiting up to `limit` (reads wait at most
     /// a second). Transaction ids are the whole server's: a write transaction in another
     /// database of the same server (a `CREATE DATABASE` on a busy test machine) holds numbering

@@ -174,12 +174,16 @@ enum PostgresSchema {
             PostgresFunctions.applyLean,
             PostgresEvents.eventsAfter,
         ]),
-        Migration(version: 8, description: "cheaper recording: events beside the plan as text, proofs stored in their row", statements: [
+        Migration(version: 8, description: "cheaper recording: events beside the plan as text, proofs stored in their row; event retention", statements: [
             // A sealed proof of 2 KB or more was moved out of its row into the TOAST table
             // (two chunks and two index entries each); a row up to a page keeps it: 2.8 µs less
             // per purchase, and a proof is read in one place. Applies to rows written from now on.
             "ALTER TABLE ledger_proofs SET (toast_tuple_target = 8160)",
             PostgresFunctions.applyWithEventArrays,
+            // Retention deletes the oldest events; a cursor below them has expired.
+            "ALTER TABLE ledger_event_head ADD COLUMN pruned_through BIGINT NOT NULL DEFAULT 0",
+            PostgresEvents.eventsAfterWithRetention,
+            PostgresEvents.prune,
         ]),
     ]
 

@@ -216,8 +216,10 @@ public final class SQLiteLedger: Ledger {
     public func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try LedgerPlanner.checkEventPage(after: sequence, limit: limit)
         return try await perform { () throws(LedgerError) in
-            try self.read(snapshot: false) { connection throws(LedgerError) in
-                try Self.loadEvents(connection, after: sequence, limit: limit)
+            // One snapshot: a cursor checked against retention, then read from, in the same state.
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                try LedgerPlanner.checkCursor(sequence, prunedThrough: Self.prunedThrough(connection))
+                return try Self.loadEvents(connection, after: sequence, limit: limit)
             }
         }
     }

@@ -284,6 +284,9 @@ enum SQLiteSchema {
             BEGIN SELECT RAISE(ABORT, 'the newest event is never deleted: the next one would reuse its sequence'); END
             """,
         ]),
+        Migration(version: 8, description: "event retention: how far the oldest events were deleted", statements: [
+            "ALTER TABLE ledger_event_index ADD COLUMN pruned_through INTEGER NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -142,6 +142,9 @@ public func buildApplication(
     app.addServices(sessions)  // expires old console sessions
     // Periods and grace periods that end without a write still reach the event stream.
     app.addServices(SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger))
+    if let retention = configuration.eventsRetention {
+        app.addServices(EventRetentionService(ledger: ledger, retention: retention, logger: logger))
+    }
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
         app.addServices(webhooks)
     }

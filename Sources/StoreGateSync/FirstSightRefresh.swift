@@ -91,7 +91,15 @@ public struct FirstSightRefresh: Service {
                 _ = try await ledger.saveLeasedState(Self.stateName, value: String(last), holder: holder, now: now(), lease: lease)
                 return .progressed
             }
-            let events = try await ledger.events(after: place, limit: 100)
+            let events: [LedgerEvent]
+            do {
+                events = try await ledger.events(after: place, limit: 100)
+            } catch where error.code == .cursorExpired {
+                // Retention deleted events this follower had not reached: go on from the
+                // oldest kept (the refresher's own rate limit absorbs accounts seen again).
+                logger.warning("first-sight refresh: events past its place were deleted by retention; continuing from the oldest kept", metadata: ["place": "\(place)"])
+                return try await save(0) ? .progressed : .notHolder
+            }
             guard !events.isEmpty else { return .idle }
             var handled = place
             for event in events {

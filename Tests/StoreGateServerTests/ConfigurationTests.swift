@@ -233,4 +233,19 @@ struct ConfigurationTests {
             #expect(error.setting == "STOREGATE_WEBHOOKS_FILE", "\(error)")
         }
     }
+
+    @Test("event retention is off by default, whole days from 7, and refused below (webhooks retry for 3)", arguments: [
+        ("30", 30), ("7", 7), ("6", nil), ("0", nil), ("-1", nil), ("1.5", nil), ("36501", nil),
+    ] as [(String, Int?)])
+    func eventsRetention(_ text: String, _ days: Int?) throws {
+        #expect(try ServerConfiguration.load(environment: [:]).eventsRetention == nil)
+        if let days {
+            #expect(try ServerConfiguration.load(environment: ["STOREGATE_EVENTS_RETENTION_DAYS": text]).eventsRetention == .seconds(days * 86_400))
+        } else {
+            let error = try #require(throws: ConfigurationError.self) {
+                try ServerConfiguration.load(environment: ["STOREGATE_EVENTS_RETENTION_DAYS": text])
+            }
+            #expect(error.setting == "STOREGATE_EVENTS_RETENTION_DAYS")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Logging
 import NIOCore
 import StoreGateCore
 import Testing
@@ -51,6 +52,32 @@ struct EventEndpointTests {
             }
             #expect(paged == events.compactMap { $0["id"] as? String })
             #expect(cursor == sequences.last)
+        }
+    }
+
+    @Test("retention deletes the oldest events; a cursor below them answers 410 cursor_expired, 0 reads from the oldest kept")
+    func retention() async throws {
+        let (app, ledger) = TestData.application(try TestData.configuration())
+        try await app.test(.router) { client in
+            try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "44000000"), account: "fay"))
+            try await client.send(.post, "/v1/accounts/fay/consumables/\(TestData.coins)/consume", key: TestData.fullKey,
+                                  body: try TestData.json(["quantity": 1, "idempotencyKey": "order-1"]))
+            let all = try #require(try await client.send(.get, "/v1/events", key: TestData.fullKey).json["events"] as? [[String: Any]])
+            let sequences = all.compactMap { $0["sequence"] as? Int }
+            #expect(sequences.count == 3)
+
+            // The service run an hour later with a retention shorter than that: all but the newest go.
+            let service = EventRetentionService(ledger: ledger, retention: .seconds(60), logger: Logger(label: "test"), now: { Date().addingTimeInterval(3600) })
+            #expect(await service.tick() == 2)
+            #expect(await service.tick() == 0)
+
+            let expired = try await client.send(.get, "/v1/events?after=\(sequences[0])", key: TestData.fullKey)
+            #expect(expired.status == .gone)
+            #expect(expired.code == "cursor_expired")
+            let kept = try await client.send(.get, "/v1/events?after=0", key: TestData.fullKey)
+            #expect(kept.status == .ok)
+            #expect((try kept.json["events"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == [sequences[2]])
+            #expect(try await client.send(.get, "/v1/events?after=\(sequences[1])", key: TestData.fullKey).status == .ok)
         }
     }
 

@@ -153,6 +153,9 @@ final class SlowLedger: Ledger {
     func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try await base.events(after: sequence, limit: limit)
     }
+    func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {
+        try await base.pruneEvents(recordedBefore: cutoff, limit: limit)
+    }
 
     func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try await base.timeline(for: account, before: sequence, limit: limit)

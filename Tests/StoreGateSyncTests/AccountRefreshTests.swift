@@ -146,6 +146,16 @@ struct AccountRefreshTests {
             // A failed refresh does not count against the account's limit.
             #expect(await follower.processOnce() == .progressed)
             #expect(try await ledger.transaction("6600000000000002", in: .test)?.account?.rawValue == "eve")
+
+            // Retention deleted events past the follower's place (a follower stopped for days):
+            // it goes on from the oldest kept instead of failing on the expired place forever.
+            #expect(try await ledger.saveLeasedState(FirstSightRefresh.stateName, value: "1", holder: "one", now: Date(), lease: .seconds(60)))
+            let pruning = try await ledger.pruneEvents(recordedBefore: Date().addingTimeInterval(3600), limit: 1000)
+            #expect(pruning.prunedThrough > 1)
+            #expect(await follower.processOnce() == .progressed)
+            #expect(try await ledger.acquireLease(on: FirstSightRefresh.stateName, holder: "one", now: Date(), lease: .seconds(60))?.value == "0")
+            #expect(await follower.processOnce() == .progressed)
+            #expect(await follower.processOnce() == .idle)
         }
     }
 }

@@ -105,6 +105,7 @@ extension ServerConfiguration {
             configuration.logLevel = parsed
         }
         if let seconds = try reader.integer(.shutdownGrace, in: 1...3600) { configuration.shutdownGracePeriod = .seconds(seconds) }
+        if let days = try reader.integer(.eventsRetentionDays, in: 7...36_500) { configuration.eventsRetention = .seconds(days * 86_400) }
         if let minutes = try reader.integer(.consoleSessionMinutes, in: 1...1440) { configuration.consoleSessionLifetime = .seconds(minutes * 60) }
         if let value = reader.value(.consoleSecureCookies) {
             switch value.lowercased() {

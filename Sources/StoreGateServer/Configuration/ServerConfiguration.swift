@@ -124,6 +124,10 @@ public struct ServerConfiguration: Sendable {
     /// How often the subscription clock appends the state changes time alone made (a period
     /// or grace period ending) to the event stream (``SubscriptionClockService``; 15 s).
     public var clockInterval: Duration = .seconds(15)
+    /// How long events are kept after they were recorded (`STOREGATE_EVENTS_RETENTION_DAYS`,
+    /// at least 7 days: webhooks retry for 3); `nil` (the default) keeps every event. Deleted
+    /// events leave the stream, the webhook history and the console's timelines.
+    public var eventsRetention: Duration?
     /// How long a console session lasts after sign-in (`STOREGATE_CONSOLE_SESSION_MINUTES`).
     public var consoleSessionLifetime: Duration = .seconds(8 * 3600)
     /// Console cookies always `Secure` (`STOREGATE_CONSOLE_SECURE_COOKIES=true`); otherwise
@@ -191,6 +195,7 @@ extension ServerConfiguration {
         case logLevel = "STOREGATE_LOG_LEVEL"
         case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
         case webhooksFile = "STOREGATE_WEBHOOKS_FILE"
+        case eventsRetentionDays = "STOREGATE_EVENTS_RETENTION_DAYS"
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
         case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"

@@ -7,7 +7,8 @@ extension APIError {
     ///
     /// Refusals the caller can act on keep the ledger's code and reason (which never name
     /// another account, a proof or a key): 409 for conflicts (`owned_by_another_account`,
-    /// `insufficient_balance`, …), 400/422 for bad arguments. Storage failures answer 503
+    /// `insufficient_balance`, …), 400/422 for bad arguments, 410 for an events cursor below
+    /// what retention kept (`cursor_expired`). Storage failures answer 503
     /// (`ledger_unavailable`, with `Retry-After` when retrying may help) and everything else
     /// 500 (`ledger_error`), their reasons going to the log only.
     ///
@@ -31,6 +32,8 @@ extension APIError {
             var reply = APIError(.conflict, code, error.reason)
             reply.available = error.available
             return reply
+        case .cursorExpired:
+            return APIError(.gone, code, error.reason)
         case .closed:
             var reply = APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry on another instance")
             reply.isRetryable = true
