@@ -17,6 +17,7 @@ import StoreGateTestSupport
 /// - deliver: every event to a local receiver through the webhook service (signatures,
 ///   leases, per-account order), on SQLite and on PostgreSQL.
 /// - clock: the subscription clock appending the transitions of many periods ending at once.
+/// - retention: deleting the events recorded, 10,000 per transaction.
 enum EventsBenchmark {
     static func run(iterations: Int, backends: BenchBackends, postgresURL: String?, postgresConnections: Int) async throws {
         let count = max(20_000, iterations * 10)
@@ -34,6 +35,7 @@ enum EventsBenchmark {
             try await read(sqlite, label: "sqlite")
             try await deliver(sqlite, label: "sqlite", count: count / 4, accounts: accounts, offset: 2 * count)
             try await clock(sqlite, label: "sqlite", families: count / 4)
+            try await prune(sqlite, label: "sqlite")
             await sqlite.close()
         }
 
@@ -44,7 +46,28 @@ enum EventsBenchmark {
         try await read(postgres, label: "postgres")
         try await deliver(postgres, label: "postgres", count: count / 4, accounts: accounts, offset: count)
         try await clock(postgres, label: "postgres", families: count / 4)
+        try await prune(postgres, label: "postgres")
         await postgres.close()
+    }
+
+    /// Retention deleting every event it may (all delivered, up to the endpoint's cursor), in
+    /// the service's batches of 10,000.
+    static func prune(_ ledger: any Ledger, label: String) async throws {
+        let cutoff = Date().addingTimeInterval(3600)
+        let start = BenchSupport.now()
+        var total = 0
+        var batches: [Double] = []
+        while true {
+            let begin = BenchSupport.now()
+            let pruning = try await ledger.pruneEvents(recordedBefore: cutoff, limit: 10_000)
+            guard pruning.deleted > 0 else { break }
+            batches.append(Double(BenchSupport.now() - begin) / 1000)
+            total += pruning.deleted
+        }
+        let seconds = Double(BenchSupport.now() - start) / 1e9
+        batches.sort()
+        LedgerBenchmark.report(label, "retention: oldest events deleted", total, seconds, batches)
+        print("          (retention: batches of 10,000 with their deliveries; p50/p99 are per batch)")
     }
 
     /// Pages through every event, 1,000 at a time.
