@@ -288,9 +288,9 @@ extension PostgresLedger {
         var prunedThrough: Int64 = 0
         for row in try await execute(EventsSQL.self, connection, [.integer(sequence), .integer(Int64(limit))], logger: logger) {
             prunedThrough = try row.integer(0)
-            guard let eventSequence = try row.optionalInteger(1) else { continue }
-            events.append(try LedgerEvent(stored: Array(try row.text(2).utf8), sequence: eventSequence))
+            events.append(try LedgerEvent(stored: Array(try row.text(2).utf8), sequence: try row.integer(1)))
         }
+        // An empty page is never expired (retention keeps the newest event).
         try LedgerPlanner.checkCursor(sequence, prunedThrough: prunedThrough)
         return events
     }
