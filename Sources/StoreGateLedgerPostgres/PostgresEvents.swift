@@ -217,7 +217,7 @@ enum PostgresEvents {
 
     /// `ledger_prune_events_v1(cutoff, batch)` (schema 8): deletes up to `batch` of the oldest
     /// numbered events recorded before `cutoff`, never the newest, never past an endpoint's
-    /// fan-out cursor or up to a pending or failed delivery, with their (delivered) deliveries;
+    /// fan-out cursor or up to a pending or failed delivery, with their deliveries;
     /// one pruner at a time (the head row's lock, which the sequencer takes too).
     static let prune = """
         CREATE OR REPLACE FUNCTION ledger_prune_events_v1(cutoff bigint, batch integer)
@@ -244,7 +244,9 @@ enum PostgresEvents {
                 RETURN QUERY SELECT 0::bigint, pruned;
                 RETURN;
             END IF;
-            DELETE FROM ledger_deliveries d WHERE d.status = 'delivered' AND d.sequence > pruned AND d.sequence <= bound;
+            -- Every status: one redelivered by hand since the check above goes too, rather than
+            -- stay pending for an event that is gone (it would block its account's later ones).
+            DELETE FROM ledger_deliveries d WHERE d.status IN ('pending', 'delivered', 'failed') AND d.sequence > pruned AND d.sequence <= bound;
             DELETE FROM ledger_events x WHERE x.sequence > pruned AND x.sequence <= bound;
             GET DIAGNOSTICS n = ROW_COUNT;
             UPDATE ledger_event_head SET pruned_through = bound WHERE singleton;

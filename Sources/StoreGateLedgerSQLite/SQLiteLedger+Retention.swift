@@ -48,7 +48,8 @@ extension SQLiteLedger {
                 """,
                 range
             )
-            try connection.run("DELETE FROM ledger_deliveries WHERE status = 'delivered' AND sequence > ?1 AND sequence <= ?2", range)
+            // All delivered (checked above, in this write transaction); every status named for the index.
+            try connection.run("DELETE FROM ledger_deliveries WHERE status IN ('pending', 'delivered', 'failed') AND sequence > ?1 AND sequence <= ?2", range)
             let deleted = try connection.run("DELETE FROM ledger_events WHERE sequence > ?1 AND sequence <= ?2", range)
             try connection.run("UPDATE ledger_event_index SET pruned_through = ? WHERE singleton = 1", [.integer(through)])
             return EventPruning(deleted: deleted, prunedThrough: through)
