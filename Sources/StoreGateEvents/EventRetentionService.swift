@@ -40,12 +40,7 @@ public struct EventRetentionService: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.tick()
-                try? await Task.sleep(for: self.interval)
-            }
-        }
+        await repeatEvery(interval) { _ = await self.tick() }
     }
 
     /// Deletes every event past retention, a batch at a time.

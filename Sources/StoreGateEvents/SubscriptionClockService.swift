@@ -38,12 +38,7 @@ public struct SubscriptionClockService: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.tick()
-                try? await Task.sleep(for: self.interval)
-            }
-        }
+        await repeatEvery(interval) { _ = await self.tick() }
     }
 
     /// Takes every due family, a batch at a time.
