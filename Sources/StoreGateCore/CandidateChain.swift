@@ -1,4 +1,3 @@
-import Crypto
 public import X509
 import SwiftASN1
 
@@ -45,18 +44,28 @@ public struct CandidateChain: Sendable {
 /// Identifies a set of certificates for the chain cache, without parsing them.
 ///
 /// Built from whatever bytes determine the certificates (the receipt's certificate SET, the
-/// JWS `x5c` strings) and the policy, so a cache hit costs one SHA-256 over a few KB.
+/// JWS `x5c` strings) and the policy: it holds those exact bytes, each part after its length,
+/// and two keys are equal only when every byte is. A lookup hashes a sample of them and
+/// compares the few KB once (``ExactBytes``), instead of running SHA-256 over them on every
+/// verification.
 public struct ChainCacheKey: Hashable, Sendable {
-    private let digest: SHA256.Digest
+    private let key: ExactBytes
 
-    public init(policy: ChainPolicy, material: [ArraySlice<UInt8>]) {
-        var hasher = SHA256()
-        hasher.update(data: Array(policy.name.utf8))
-        for part in material {
-            var length = UInt64(part.count).bigEndian
-            withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
-            part.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+    /// - Parameters:
+    ///   - policy: The chain policy the certificates are validated under.
+    ///   - material: The bytes that determine the certificates, in the proof's order.
+    public init(policy: ChainPolicy, material: [some Collection<UInt8>]) {
+        let name = policy.name.utf8
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8 + name.count + material.reduce(0) { $0 + 8 + $1.count })
+        func append(_ part: some Collection<UInt8>) {
+            withUnsafeBytes(of: UInt64(part.count).bigEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: part)
         }
-        self.digest = hasher.finalize()
+        append(name)
+        for part in material {
+            append(part)
+        }
+        self.key = ExactBytes(bytes[...])
     }
 }

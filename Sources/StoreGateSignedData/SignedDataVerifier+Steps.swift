@@ -28,7 +28,7 @@ extension SignedDataVerifier {
     /// Input and structure: splits the JWS and checks its header, including the number of
     /// certificates (three, or one that must turn out to be an opt-in anchor).
     func parse(_ bytes: [UInt8]) throws(SignedDataError) -> CompactJWS {
-        let jws = try CompactJWS(bytes: bytes, limits: limits)
+        let jws = try CompactJWS(bytes: bytes, limits: limits, headers: headerMemo)
         let count = jws.header.certificateChain.count
         guard count == 3 || count == 1 else {
             throw SignedDataError(.wrongCertificateCount, field: "header.x5c",
@@ -54,7 +54,7 @@ extension SignedDataVerifier {
     /// trustworthy is the chain step's question.
     func checkSignature(_ jws: CompactJWS) throws(SignedDataError) -> Signed {
         let strings = jws.header.certificateChain
-        let cacheKey = ChainCacheKey(policy: .signedData, material: strings.map { Array($0.utf8)[...] })
+        let cacheKey = ChainCacheKey(policy: .signedData, material: strings.map(\.utf8))
         guard jws.signature.count == 64 else {
             throw SignedDataError(.malformedSignature, field: "signature",
                 reason: "\(jws.signature.count) signature bytes; ES256 signatures are raw 64-byte r‖s (DER is refused)")
@@ -95,6 +95,7 @@ extension SignedDataVerifier {
         case .fixed(let date): time = date
         }
         if let cached = signed.cached, cached.isValid(at: time) {
+            remember(jws)
             return Authentication(signer: cached, validationTime: time, cacheHit: true)
         }
         // Not cached, or cached but not valid at this time: validate, so the chain verifier
@@ -136,9 +137,17 @@ extension SignedDataVerifier {
                 policy: .signedData,
                 cacheKey: signed.cacheKey
             )
+            remember(jws)
             return Authentication(signer: signer, validationTime: time, cacheHit: false)
         } catch {
             throw SignedDataError(chain: error, field: "header.x5c")
+        }
+    }
+
+    /// Keeps the header of a JWS whose signature and chain held, for the next one signed under it.
+    private func remember(_ jws: CompactJWS) {
+        if !jws.headerWasKnown {
+            headerMemo.keep(jws.header, for: jws.headerSegment)
         }
     }
 

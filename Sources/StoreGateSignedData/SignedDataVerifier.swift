@@ -24,8 +24,10 @@ public import StoreGateCore
 ///    transaction, then the caller's own), run in order over the ``SignedDataClaims`` each
 ///    kind's payload makes; the first failure is the verdict.
 ///
-/// The verifier holds no mutable state of its own; the chain cache lives in the shared
-/// ``StoreGateCore/CertificateChainVerifier``, so one verifier serves any number of tasks.
+/// The chain cache lives in the shared ``StoreGateCore/CertificateChainVerifier``; the verifier
+/// itself keeps only a memo of the JWS headers whose signature and chain held (a warm
+/// verification reads its 5 KB header once per chain, not once per JWS), so one verifier
+/// serves any number of tasks.
 public struct SignedDataVerifier: Sendable {
     /// The time certificates are checked at.
     public enum ValidationTime: Sendable, Hashable {
@@ -47,6 +49,8 @@ public struct SignedDataVerifier: Sendable {
     /// The time certificates are checked at.
     public var validationTime: ValidationTime
     let clock: @Sendable () -> Date
+    /// The headers of JWS whose signature and chain held, shared by this verifier's copies.
+    let headerMemo = JWSHeaderMemo()
 
     /// Creates a verifier.
     ///

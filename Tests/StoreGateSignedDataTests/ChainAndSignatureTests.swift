@@ -202,4 +202,41 @@ struct ChainAndSignatureTests {
         #expect(second.details.chainCacheHit)
         #expect(verifier.chainVerifier.cachedChainCount == 1)
     }
+
+    @Test("a JWS whose x5c differs from a cached chain by one byte in the middle is validated afresh, not answered from the cache")
+    func cacheKeyIsTheExactChain() async throws {
+        _ = try await verifier.verifyTransaction(try minter.mint(json: payload))
+        let statistics = verifier.chainVerifier.statistics
+        var leaf = minter.authority.leaf.der
+        leaf[leaf.count / 2] ^= 0x01
+        var header = minter.defaultHeader
+        header.certificateChain = [Base64.encode(leaf)] + minter.chain.dropFirst()
+        let error = await failure(try minter.mint(json: payload, header: header))
+        #expect(error != nil)
+        #expect(verifier.chainVerifier.statistics.cacheHits == statistics.cacheHits)
+    }
+
+    @Test("chain-cache keys are equal exactly when the policy and every byte of every part are")
+    func chainCacheKeyEquality() throws {
+        let parts: [[UInt8]] = [Array(repeating: 0x41, count: 100), Array(0..<200).map { UInt8(0x30 + $0 % 64) }]
+        let key = ChainCacheKey(policy: .signedData, material: parts.map { $0[...] })
+        // The same bytes given as strings' UTF-8 (how x5c arrives) make the same key.
+        let strings = parts.map { String(decoding: $0, as: UTF8.self) }
+        let fromStrings = ChainCacheKey(policy: .signedData, material: strings.map(\.utf8))
+        #expect(key == fromStrings)
+        #expect(key.hashValue == fromStrings.hashValue)
+        // One byte changed where the lookup's sample does not look: the same hash, still another key.
+        let unsampled = (0..<parts[1].count).lazy.map { index -> ChainCacheKey in
+            var changed = parts
+            changed[1][index] ^= 0x01
+            return ChainCacheKey(policy: .signedData, material: changed.map { $0[...] })
+        }.first { $0.hashValue == key.hashValue }
+        let sameHash = try #require(unsampled)
+        #expect(sameHash != key)
+        // The same bytes split at another place, or under the other policy.
+        let shifted = [parts[0] + parts[1].prefix(1), Array(parts[1].dropFirst())]
+        #expect(ChainCacheKey(policy: .signedData, material: shifted.map { $0[...] }) != key)
+        #expect(ChainCacheKey(policy: .appReceipt, material: parts.map { $0[...] }) != key)
+        #expect(ChainCacheKey(policy: .signedData, material: Array(parts.prefix(1)).map { $0[...] }) != key)
+    }
 }

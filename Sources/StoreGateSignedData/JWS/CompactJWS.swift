@@ -21,6 +21,10 @@ public struct CompactJWS: Sendable {
     public let signature: [UInt8]
     /// Where the payload's base64url ends: the signing input is `bytes[..<signingInputEnd]`.
     private let signingInputEnd: Int
+    /// The header's base64url bytes, the key of a verifier's ``JWSHeaderMemo``.
+    let headerSegment: ExactBytes
+    /// Whether ``header`` came from a memo rather than from reading the bytes.
+    let headerWasKnown: Bool
 
     /// The bytes the signature covers: `BASE64URL(header) '.' BASE64URL(payload)`.
     public var signingInput: ArraySlice<UInt8> { bytes[..<signingInputEnd] }
@@ -32,6 +36,12 @@ public struct CompactJWS: Sendable {
     ///   - limits: ``Limits/maxJWSBytes`` bounds the input.
     /// - Throws: ``SignedDataError`` in the `input` or `structure` step.
     public init(bytes: [UInt8], limits: Limits = .default) throws(SignedDataError) {
+        try self.init(bytes: bytes, limits: limits, headers: nil)
+    }
+
+    /// Splits and decodes a compact JWS, taking its header from `headers` when these exact
+    /// header bytes were read and accepted before.
+    init(bytes: [UInt8], limits: Limits, headers: JWSHeaderMemo?) throws(SignedDataError) {
         guard !bytes.isEmpty else {
             throw SignedDataError(.empty, reason: "the JWS is empty")
         }
@@ -59,10 +69,18 @@ public struct CompactJWS: Sendable {
             throw SignedDataError(.malformedCompactSerialization, field: "header", reason: "the header part is empty")
         }
         // The header first, so `alg: none` (with its empty signature) is named as what it is.
-        guard let headerJSON = bytes[..<first].withUnsafeBufferPointer({ Base64.decode($0, mode: .url) }) else {
-            throw SignedDataError(.invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
+        let segment = ExactBytes(bytes[..<first])
+        if let known = headers?.header(for: segment) {
+            self.header = known
+            self.headerWasKnown = true
+        } else {
+            guard let headerJSON = bytes[..<first].withUnsafeBufferPointer({ Base64.decode($0, mode: .url) }) else {
+                throw SignedDataError(.invalidBase64URL, field: "header", reason: "the header is not unpadded base64url")
+            }
+            self.header = try JWSHeader(json: headerJSON)
+            self.headerWasKnown = false
         }
-        self.header = try JWSHeader(json: headerJSON)
+        self.headerSegment = segment
         guard second > first + 1 else {
             throw SignedDataError(.malformedCompactSerialization, field: "payload", reason: "the payload part is empty")
         }
