@@ -110,12 +110,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        // The system's SQLite 3 (libsqlite3-dev on Debian and Ubuntu, which Swift's own Linux
-        // prerequisites already list; the SDK's on macOS), and the one variadic call Swift
+        // SQLite 3.54.1's amalgamation (public domain; Sources/CSQLite/VERSION.md says where it
+        // comes from), built with the options the ledger wants, and the one variadic call Swift
         // cannot make (sqlite3_config).
         .target(
             name: "CSQLite",
-            linkerSettings: [.linkedLibrary("sqlite3")]
+            exclude: ["VERSION.md"],
+            cSettings: [
+                .define("SQLITE_THREADSAFE", to: "2"),
+                .define("SQLITE_DEFAULT_MEMSTATUS", to: "0"),
+                .define("SQLITE_DEFAULT_WAL_SYNCHRONOUS", to: "1"),
+                .define("SQLITE_DQS", to: "0"),
+                .define("SQLITE_LIKE_DOESNT_MATCH_BLOBS"),
+                .define("SQLITE_OMIT_DEPRECATED"),
+                .define("SQLITE_OMIT_LOAD_EXTENSION"),
+                .define("SQLITE_OMIT_SHARED_CACHE"),
+                .define("SQLITE_OMIT_PROGRESS_CALLBACK"),
+                .define("SQLITE_USE_ALLOCA"),
+                .define("SQLITE_ENABLE_API_ARMOR", .when(configuration: .debug)),
+            ]
         ),
         .target(
             name: "StoreGateLedgerSQLite",

@@ -1,7 +1,7 @@
 import CSQLite
 import StoreGateLedger
 
-/// One SQLite connection on the system's SQLite library, with its prepared statements cached
+/// One SQLite connection (the amalgamation CSQLite compiles), with its prepared statements cached
 /// by SQL text.
 ///
 /// `@unchecked Sendable` because one thread uses it at a time: the writer connection only on

@@ -5,8 +5,8 @@ public import StoreGateCore
 public import StoreGateLedger
 import Synchronization
 
-/// The embedded ``Ledger``: one SQLite file in WAL mode, on the system's SQLite library
-/// (`CSQLite`).
+/// The embedded ``Ledger``: one SQLite file in WAL mode, on the SQLite amalgamation the
+/// `CSQLite` target compiles.
 ///
 /// ## Threads
 /// Reads run synchronously on the calling task's thread — Swift's cooperative pool, never a
