@@ -101,6 +101,19 @@ public final class PostgresLedger: Ledger {
         return PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
     }
 
+    /// Returns once the database answers a query (`SELECT 1` on a pooled connection, retried
+    /// as every call is, with no deadline of its own: the caller bounds it): whether it can be
+    /// reached, apart from how long ``migrate()`` then takes.
+    public func ping() async throws(LedgerError) {
+        let logger = self.logger
+        let client = self.client
+        try await withRetries(bounded: false) {
+            try await client.withConnection { connection in
+                _ = try await connection.query("SELECT 1", logger: logger)
+            }
+        }
+    }
+
     /// Applies the missing schema migrations, idempotently and safely when several instances
     /// start at once (a transaction-scoped advisory lock serializes them).
     ///

@@ -61,7 +61,8 @@ public enum LedgerOpener {
     /// - Parameters:
     ///   - configuration: The database and the ledger's settings.
     ///   - logger: The ledger's logger.
-    ///   - connectTimeout: How long PostgreSQL may take to answer and migrate at start-up.
+    ///   - connectTimeout: How long PostgreSQL may take to answer at start-up (migrating then
+    ///     has no deadline).
     /// - Throws: ``ConfigurationError`` naming `STOREGATE_DATABASE` when the store cannot be
     ///   opened; for PostgreSQL, ``OpenedLedger/prepare`` throws one when the database cannot
     ///   be reached (within `connectTimeout`) or migrated.
@@ -90,7 +91,13 @@ public enum LedgerOpener {
                 let ledger = PostgresLedger(client: client, configuration: ledgerConfiguration, operationTimeout: configuration.databaseTimeout)
                 return OpenedLedger(ledger, services: [client]) {
                     do throws(LedgerError) {
-                        try await withLedgerDeadline(connectTimeout) { () async throws(LedgerError) in try await ledger.migrate() }
+                        // The deadline is for reaching the database. Migrating then takes as long as
+                        // it takes: a migration of a large database cut off at start-up would be
+                        // rolled back and tried again at every restart, and a second instance waits
+                        // on the first one's migration lock.
+                        try await withLedgerDeadline(connectTimeout) { () async throws(LedgerError) in try await ledger.ping() }
+                        logger.info("migrating the PostgreSQL ledger (if its schema is older)")
+                        try await ledger.migrate()
                     } catch {
                         throw ConfigurationError(setting, "cannot open the ledger at \(database): \(error.code): \(error.reason)")
                     }
