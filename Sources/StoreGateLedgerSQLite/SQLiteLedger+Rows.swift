@@ -29,6 +29,13 @@ extension SQLiteLedger {
             (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?1)
           AND account_id = ?1
         """
+    /// An account's renewal infos, through its families.
+    static let selectRenewalsOfAccount = """
+        SELECT \(renewalColumns)
+        FROM ledger_renewals
+        WHERE (environment, original_transaction_id) IN
+            (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
+        """
     static let insertTransaction =
         "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -88,13 +95,7 @@ extension SQLiteLedger {
         guard !records.transactions.isEmpty else { return records }
         // Renewal infos only matter to auto-renewable subscriptions.
         if records.transactions.contains(where: { $0.productType == .autoRenewable }) {
-            try connection.query("""
-                SELECT \(renewalColumns)
-                FROM ledger_renewals
-                WHERE (environment, original_transaction_id) IN
-                    (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
-                """, [id]
-            ) { row throws(LedgerError) in
+            try connection.query(selectRenewalsOfAccount, [id]) { row throws(LedgerError) in
                 let renewal = decodeRenewal(row)
                 records.renewals[renewal.key] = renewal
             }
