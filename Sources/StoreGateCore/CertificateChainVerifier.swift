@@ -55,7 +55,6 @@ public final class CertificateChainVerifier: Sendable {
     public func clearCache() {
         cache.withLock { cache in
             cache.entries.removeAll()
-            cache.order.removeAll()
         }
     }
 
@@ -143,7 +142,7 @@ public final class CertificateChainVerifier: Sendable {
         let anchor: ValidatedSigner.Anchor = rootFingerprint == policy.pinnedRoot ? .apple : .optIn
         let signer = try ValidatedSigner(chain: validated, fingerprints: fingerprints, anchor: anchor)
         if let cacheKey {
-            cache.withLock { $0.insert(signer, for: cacheKey) }
+            cache.withLock { $0.entries.insert(signer, for: cacheKey) }
         }
         return signer
     }
@@ -245,24 +244,13 @@ public final class CertificateChainVerifier: Sendable {
         index == 0 ? "leaf" : (index == count - 1 ? "root" : "intermediate")
     }
 
-    /// The bounded result cache: first in, first out.
+    /// The bounded result cache (first in, first out) and the work counters.
     private struct Cache: ~Copyable {
-        let capacity: Int
-        var entries: [ChainCacheKey: ValidatedSigner] = [:]
-        var order: [ChainCacheKey] = []
+        var entries: BoundedCache<ChainCacheKey, ValidatedSigner>
         var statistics = Statistics(validations: 0, cacheHits: 0)
 
         init(capacity: Int) {
-            self.capacity = capacity
-        }
-
-        mutating func insert(_ signer: ValidatedSigner, for key: ChainCacheKey) {
-            if entries.updateValue(signer, forKey: key) == nil {
-                order.append(key)
-                if order.count > capacity {
-                    entries.removeValue(forKey: order.removeFirst())
-                }
-            }
+            entries = BoundedCache(capacity: capacity)
         }
     }
 }

@@ -10,35 +10,23 @@ import Synchronization
 /// whose signature and chain held are kept — a stream of forged headers cannot push out the
 /// genuine ones — at most `capacity`, the oldest out first.
 final class JWSHeaderMemo: Sendable {
-    private struct State: ~Copyable {
-        var headers: [ExactBytes: JWSHeader] = [:]
-        var order: [ExactBytes] = []
-    }
-
-    private let state = Mutex(State())
-    private let capacity: Int
+    private let headers: Mutex<BoundedCache<ExactBytes, JWSHeader>>
 
     init(capacity: Int = 64) {
-        self.capacity = max(1, capacity)
+        headers = Mutex(BoundedCache(capacity: capacity))
     }
 
     /// The header read before from exactly these bytes.
     func header(for segment: ExactBytes) -> JWSHeader? {
-        state.withLock { $0.headers[segment] }
+        headers.withLock { $0[segment] }
     }
 
     /// Keeps a header whose signature and chain held.
     func keep(_ header: JWSHeader, for segment: ExactBytes) {
         let key = segment.compacted()
-        state.withLock { state in
-            guard state.headers.updateValue(header, forKey: key) == nil else { return }
-            state.order.append(key)
-            if state.order.count > capacity {
-                state.headers.removeValue(forKey: state.order.removeFirst())
-            }
-        }
+        headers.withLock { $0.insert(header, for: key) }
     }
 
     /// How many headers are kept.
-    var count: Int { state.withLock { $0.headers.count } }
+    var count: Int { headers.withLock { $0.count } }
 }
