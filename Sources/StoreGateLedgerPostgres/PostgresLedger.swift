@@ -106,11 +106,8 @@ public final class PostgresLedger: Ledger {
     /// reached, apart from how long ``migrate()`` then takes.
     public func ping() async throws(LedgerError) {
         let logger = self.logger
-        let client = self.client
-        try await withRetries(bounded: false) {
-            try await client.withConnection { connection in
-                _ = try await connection.query("SELECT 1", logger: logger)
-            }
+        try await withConnection(bounded: false) { connection in
+            _ = try await connection.query("SELECT 1", logger: logger)
         }
     }
 
@@ -371,9 +368,12 @@ public final class PostgresLedger: Ledger {
         }
     }
 
-    /// Runs a single-statement read on a pooled connection, with retries.
-    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(LedgerError) -> T {
-        try await withRetries {
+    /// Runs a single-statement read on a pooled connection, with retries (within
+    /// ``operationTimeout`` when `bounded`).
+    func withConnection<T: Sendable>(
+        bounded: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(LedgerError) -> T {
+        try await withRetries(bounded: bounded) {
             try await self.client.withConnection { connection in try await body(connection) }
         }
     }
