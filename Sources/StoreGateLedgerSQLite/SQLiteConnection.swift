@@ -71,12 +71,19 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs a cached statement with `binds`, calling `row` for each result row.
+    /// Runs a cached statement with `binds`, one for each of its parameters, calling `row` for
+    /// each result row.
+    ///
+    /// The values stay bound after the statement is reset, until its next use binds every
+    /// parameter again. (`sqlite3_clear_bindings` would expire the statement whenever the
+    /// planner noted that a bound value may change its plan — as it does for every `column =
+    /// ?` filter that no index serves — and each use then compiled the SQL again.)
     func query(_ sql: String, _ binds: [SQLiteValue] = [], row: (SQLiteRow) throws(LedgerError) -> Void) throws(LedgerError) {
         let statement = try prepared(sql)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        defer { sqlite3_reset(statement) }
+        let parameters = Int(sqlite3_bind_parameter_count(statement))
+        guard binds.count == parameters else {
+            throw LedgerError(.storage, reason: "a statement of \(parameters) parameters was given \(binds.count) values")
         }
         try bind(binds, to: statement)
         while true {
@@ -109,6 +116,12 @@ final class SQLiteConnection: @unchecked Sendable {
             _ = try? run("ROLLBACK")  // the original error is what matters; a failed rollback leaves no transaction open
             throw error
         }
+    }
+
+    /// How many times SQLite compiled the cached statement `sql` again after preparing it (a
+    /// schema change, or a bound value its plan depends on); `nil` when it is not cached.
+    func recompilations(of sql: String) -> Int? {
+        statements[sql].map { Int(sqlite3_stmt_status($0, SQLITE_STMTSTATUS_REPREPARE, 0)) }
     }
 
     private func prepared(_ sql: String) throws(LedgerError) -> OpaquePointer {

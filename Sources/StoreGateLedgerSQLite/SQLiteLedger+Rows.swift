@@ -21,21 +21,33 @@ extension SQLiteLedger {
         """
     static let selectRenewal = "SELECT \(renewalColumns) FROM ledger_renewals WHERE environment = ? AND original_transaction_id = ?"
     static let selectByKey = "SELECT \(transactionColumns) FROM ledger_transactions WHERE environment = ? AND transaction_id = ?"
-    /// An account's transactions, through its families (migration 7): a transaction's account
-    /// is always its family's.
-    static let selectByAccount = """
-        SELECT \(transactionColumns) FROM ledger_transactions
-        WHERE (environment, original_transaction_id) IN
-            (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?1)
-          AND account_id = ?1
-        """
-    /// An account's renewal infos, through its families.
-    static let selectRenewalsOfAccount = """
-        SELECT \(renewalColumns)
-        FROM ledger_renewals
-        WHERE (environment, original_transaction_id) IN
-            (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
-        """
+
+    /// An account's transactions. A transaction's account is always its family's (the
+    /// integrity check counts any mismatch); the second filter keeps it so here.
+    static let selectByAccount = ofAccount(transactionColumns, "ledger_transactions") + " AND x.account_id = ?1"
+    /// An account's renewal infos.
+    static let selectRenewalsOfAccount = ofAccount(renewalColumns, "ledger_renewals")
+    /// An account's notifications, as ``NotificationSummary`` reads them.
+    static let selectNotificationsOfAccount = ofAccount(
+        "notification_uuid, notification_type, subtype, signed_date, environment, transaction_id, original_transaction_id",
+        "ledger_notifications"
+    )
+
+    /// The rows of `table` in the families of account `?1` (migration 7 keeps an account's
+    /// transactions through their families): the families by their account index, then each
+    /// family's rows by their key; `CROSS JOIN` keeps the families first. (An `IN (SELECT …)`
+    /// filter instead builds a temporary index of the families at every execution — a third
+    /// of an entitlement read's instructions. The bundled SQLite has no STAT4, so the join's
+    /// plan does not depend on the bound account and the statement is prepared once.)
+    private static func ofAccount(_ columns: String, _ table: String) -> String {
+        let qualified = columns.split(separator: ",").map { "x.\($0.trimmingCharacters(in: .whitespaces))" }
+        return """
+            SELECT \(qualified.joined(separator: ", ")) FROM ledger_families f CROSS JOIN \(table) x
+                ON x.environment = f.environment AND x.original_transaction_id = f.original_transaction_id
+            WHERE f.account_id = ?1
+            """
+    }
+
     static let insertTransaction =
         "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -84,8 +96,7 @@ extension SQLiteLedger {
         return rows
     }
 
-    /// Everything about one account, in one read transaction. (The family filter is an `IN`
-    /// subquery rather than a join: SQLite re-prepares the join form on every new binding.)
+    /// Everything about one account, in one read transaction.
     static func loadAccount(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> AccountRecords {
         var records = AccountRecords()
         let id = SQLiteValue.text(account.rawValue)
@@ -100,14 +111,7 @@ extension SQLiteLedger {
                 records.renewals[renewal.key] = renewal
             }
         }
-        try connection.query("""
-            SELECT n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.transaction_id,
-                   n.original_transaction_id
-            FROM ledger_notifications n
-            WHERE (n.environment, n.original_transaction_id) IN
-                (SELECT environment, original_transaction_id FROM ledger_families WHERE account_id = ?)
-            """, [id]
-        ) { row throws(LedgerError) in
+        try connection.query(selectNotificationsOfAccount, [id]) { row throws(LedgerError) in
             records.notifications.append(NotificationSummary(
                 notificationUUID: row.text(0),
                 notificationType: row.text(1),

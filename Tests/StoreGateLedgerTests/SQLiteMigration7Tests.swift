@@ -147,9 +147,18 @@ struct SQLiteMigration7Tests {
         let columns = SQLiteLedger.transactionColumns
         #expect(try Self.queryPlan(path, "SELECT \(columns) FROM ledger_transactions WHERE environment = 'Production' AND transaction_id = 'x'").contains("ledger_transactions_key"))
         #expect(try Self.queryPlan(path, "SELECT \(columns) FROM ledger_transactions WHERE environment = 'Production' AND original_transaction_id = 'x'").contains("PRIMARY KEY"))
-        let byAccount = try Self.queryPlan(path, SQLiteLedger.selectByAccount.replacingOccurrences(of: "?1", with: "'alice'"))
-        #expect(byAccount.contains("PRIMARY KEY") && byAccount.contains("ledger_families_account"), "\(byAccount)")
-        #expect(!byAccount.contains("SCAN ledger_transactions"), "\(byAccount)")
+        // An account's rows: its families by their account index first, then each family's
+        // rows by key; no scan, and no temporary index built at every read.
+        for (statement, byKey) in [
+            (SQLiteLedger.selectByAccount, "SEARCH x USING PRIMARY KEY"),
+            (SQLiteLedger.selectRenewalsOfAccount, "SEARCH x USING PRIMARY KEY"),
+            (SQLiteLedger.selectNotificationsOfAccount, "SEARCH x USING INDEX ledger_notifications_family"),
+        ] {
+            let steps = try Self.queryPlan(path, statement.replacingOccurrences(of: "?1", with: "'alice'")).split(separator: "\n")
+            #expect(steps.count == 2, "\(steps)")
+            #expect(steps.first?.hasPrefix("SEARCH f USING COVERING INDEX ledger_families_account") == true, "\(steps)")
+            #expect(steps.last?.hasPrefix(byKey) == true, "\(steps)")
+        }
         await ledger.close()
     }
 
