@@ -51,11 +51,7 @@ struct CLI {
     }
 
     static func temporaryFile(_ bytes: [UInt8], name: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let url = directory.appendingPathComponent(name)
-        try Data(bytes).write(to: url)
-        return url
+        try TemporaryFiles.file(bytes, name: name, prefix: "cli")
     }
 }
 

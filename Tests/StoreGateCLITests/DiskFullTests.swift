@@ -69,7 +69,7 @@ struct DiskFullTests {
           .enabled(if: DiskFullTests.prlimit != nil, "prlimit (util-linux) is not installed"))
     func fileSizeLimit() async throws {
         let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-disk-\(UUID().uuidString)")
+        let directory = try TemporaryFiles.directory("disk")
         let trust = directory.appendingPathComponent("trust")
         try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
         try Data(try TestCertificateAuthority.shared(.rsa2048).root.der).write(to: trust.appendingPathComponent("root.der"))

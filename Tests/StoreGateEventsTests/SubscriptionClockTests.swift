@@ -48,8 +48,7 @@ struct SubscriptionClockTests {
 
     @Test("the running service appends a transition within its interval, on SQLite")
     func running() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-clock-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("clock")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ledger = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path)
         // A period ending a moment from now; the service runs on the real clock.

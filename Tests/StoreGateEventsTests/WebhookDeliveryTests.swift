@@ -104,8 +104,7 @@ struct WebhookDeliveryTests {
 
     @Test("a receiver that fails, stalls and answers slowly at random gets every event after it heals: in order per account, signed, duplicates with the same id")
     func chaos() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-webhooks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("webhooks")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ledger = try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path)
         let transport = AsyncHTTPClientTransport(logger: Self.logger)

@@ -15,8 +15,8 @@ extension LedgerTests {
             backend.kind == .postgres ? ["--postgres-url", store.location] : ["--sqlite", store.location]
         }
 
-        static func temporaryFile() -> String {
-            FileManager.default.temporaryDirectory.appendingPathComponent("storegate-child-\(UUID().uuidString).log").path
+        static func temporaryFile() throws -> String {
+            try TemporaryFiles.directory("child").appendingPathComponent("file.log").path
         }
 
         @Test("a writer killed with SIGKILL, three times, loses nothing it acknowledged, leaves an intact store, and every change has exactly its event", arguments: LedgerBackend.persistent)
@@ -28,7 +28,7 @@ extension LedgerTests {
                 _ = try await store.open()
                 var acknowledged: [String] = []
                 for round in 0..<3 {
-                    let output = Self.temporaryFile()
+                    let output = try Self.temporaryFile()
                     defer { try? FileManager.default.removeItem(atPath: output) }
                     let child = try ChildProcess.spawn(binary, ["ledger-stress", "record"] + Self.targetArguments(backend, store) + [
                         "--account", "alice", "--prefix", "crash\(round)", "--count", "1000000",
@@ -89,7 +89,7 @@ extension LedgerTests {
                 try await ledger.record(Purchases.proof((0..<5).map { Purchases.consumable("c\($0)", quantity: 10) }), for: alice)
                 #expect(try await ledger.balance(of: "coins", for: alice).available == 50)
 
-                let outputs = [Self.temporaryFile(), Self.temporaryFile()]
+                let outputs = [try Self.temporaryFile(), try Self.temporaryFile()]
                 defer { for path in outputs { try? FileManager.default.removeItem(atPath: path) } }
                 let children = try outputs.enumerated().map { index, output in
                     try ChildProcess.spawn(binary, ["ledger-stress", "consume"] + Self.targetArguments(backend, store) + [
@@ -133,7 +133,7 @@ extension LedgerTests {
                     // A tenth of the requests fail, a third answer slowly: kills land mid-request.
                     receiver.setMode(.chaos(failures: 0.1, stalls: 0, stall: .zero, slow: 0.3, slowDelay: .milliseconds(120)))
                     func spawn() async throws -> (ChildProcess, String) {
-                        let output = Self.temporaryFile()
+                        let output = try Self.temporaryFile()
                         let child = try ChildProcess.spawn(binary, ["ledger-stress", "deliver"] + Self.targetArguments(backend, store) + [
                             "--url", receiver.url, "--secret", secret, "--attempt-timeout-ms", "1000", "--lease-margin-ms", "300",
                         ], outputPath: output)

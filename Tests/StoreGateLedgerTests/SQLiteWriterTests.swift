@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateCore
 import StoreGateLedgerSQLite
+import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateLedger
@@ -10,8 +11,7 @@ import Testing
 @Suite("SQLite writer thread")
 struct SQLiteWriterTests {
     static func temporaryPath() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-writer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("writer")
         return directory.appendingPathComponent("ledger.sqlite").path
     }
 

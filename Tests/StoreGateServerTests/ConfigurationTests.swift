@@ -9,6 +9,7 @@ import StoreGateAppStoreClient
 import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
+import StoreGateTestSupport
 
 @Suite("Configuration from environment variables and flags")
 struct ConfigurationTests {
@@ -30,8 +31,7 @@ struct ConfigurationTests {
 
     @Test("every setting is read")
     func everySetting() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("config")
         let keysFile = directory.appendingPathComponent("keys")
         try Data("# keys\nbackend backend-secret-0123456789 receipts.verify entitlements.read\nops ops-secret-0123456789abc *\n".utf8).write(to: keysFile)
         let secretFile = directory.appendingPathComponent("secret")
@@ -198,8 +198,7 @@ struct ConfigurationTests {
 
     @Test("without keys, serve creates a 0600 key file once and reads it again")
     func developmentKeyFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-devkeys-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("devkeys")
         let database = ServerConfiguration.Database.sqlite(path: directory.appendingPathComponent("ledger.sqlite").path)
         let first = try DevelopmentKeyFile.loadOrCreate(for: database)
         #expect(first.created)
@@ -223,7 +222,7 @@ struct ConfigurationTests {
         #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef"}, {"name": "a", "url": "https://y/h", "secret": "whsec_0123456789abcdef"}]}"#,
     ])
     func badWebhooksFile(_ text: String) throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-webhooks-\(UUID().uuidString).json")
+        let file = try TemporaryFiles.directory("webhooks").appendingPathComponent("file.json")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         do {

@@ -117,8 +117,7 @@ enum TestData {
 
     /// A fresh SQLite ledger file in a temporary directory.
     static func sqliteLedger(configuration: ServerConfiguration) throws -> SQLiteLedger {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-server-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("server-tests")
         return try SQLiteLedger(
             path: directory.appendingPathComponent("ledger.sqlite").path,
             configuration: LedgerConfiguration(catalog: configuration.catalog, accountTokenPolicy: configuration.accountTokenPolicy)

@@ -49,8 +49,7 @@ struct TrustStoreFileTests {
     @Test("load(directory:) reads each certificate file, skips other names, and names a bad file")
     func loadDirectory() throws {
         let root = try TestCertificateAuthority.shared(.rsa2048).root
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trust-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("trust")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.pem(root.der)).write(to: directory.appendingPathComponent("root.pem"))
         try Data("not a certificate".utf8).write(to: directory.appendingPathComponent("README.txt"))

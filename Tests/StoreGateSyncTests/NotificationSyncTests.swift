@@ -113,8 +113,7 @@ struct NotificationSyncTests {
     }
 
     static func sqlite() throws -> (SQLiteLedger, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-sync-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.directory("sync")
         return (try SQLiteLedger(path: directory.appendingPathComponent("ledger.sqlite").path), directory)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StoreGateLedger
+import StoreGateTestSupport
 @testable import StoreGateLedgerSQLite
 import Testing
 
@@ -42,8 +43,7 @@ struct LedgerBackend: Sendable, CustomTestStringConvertible {
         case .memory:
             store = LedgerStore(location: "memory") { configuration in InMemoryLedger(configuration: configuration) }
         case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-ledger-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let directory = try TemporaryFiles.directory("ledger")
             let path = directory.appendingPathComponent("ledger.sqlite").path
             // A timeline index batch of 3: the contract's timelines read across the indexed mark.
             var options = SQLiteLedger.Options()
