@@ -33,9 +33,9 @@ extension SQLiteLedger {
         "ledger_notifications"
     )
 
-    /// The rows of `table` in the families of account `?1` (migration 7 keeps an account's
-    /// transactions through their families): the families by their account index, then each
-    /// family's rows by their key; `CROSS JOIN` keeps the families first. (An `IN (SELECT …)`
+    /// The rows of `table` in the families of account `?1` (since migration 7 an account's
+    /// transactions are found through their families): the families by their account index,
+    /// then each family's rows by their key; `CROSS JOIN` keeps the families first. (An `IN (SELECT …)`
     /// filter instead builds a temporary index of the families at every execution — a third
     /// of an entitlement read's instructions. The bundled SQLite has no STAT4, so the join's
     /// plan does not depend on the bound account and the statement is prepared once.)

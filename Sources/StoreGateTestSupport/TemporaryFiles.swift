@@ -10,10 +10,10 @@ import Darwin
 
 /// Folders for the files a test writes (ledger files, trust folders, request bodies), all
 /// inside one folder of the test process that is removed when the process exits: a test run
-/// leaves nothing behind in the system's temporary folder, however its tests end.
+/// leaves nothing behind in the system's temporary folder, whether its tests pass or fail.
 ///
-/// A process that crashes keeps its folder (`storegate-tests-<pid>-…`), which is then what
-/// there is to look at.
+/// A process that crashes or is killed keeps its folder (`storegate-tests-<pid>-…`), which is
+/// then what there is to look at.
 public enum TemporaryFiles {
     /// A new empty folder named `<prefix>-<UUID>`.
     ///
