@@ -16,7 +16,7 @@ extension LedgerTests {
         }
 
         static func temporaryFile() throws -> String {
-            try TemporaryFiles.directory("child").appendingPathComponent("file.log").path
+            try TemporaryFiles.directory("child").appendingPathComponent("child.log").path
         }
 
         @Test("a writer killed with SIGKILL, three times, loses nothing it acknowledged, leaves an intact store, and every change has exactly its event", arguments: LedgerBackend.persistent)

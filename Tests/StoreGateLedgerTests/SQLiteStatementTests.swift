@@ -63,10 +63,11 @@ struct SQLiteStatementTests {
         let path = try await Self.file()
         let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: 5000)
         defer { connection.close() }
+        let production = SQLiteValue.text(AppStoreEnvironment.production.rawValue)
         var rows = 0
-        try connection.query(SQLiteLedger.selectByKey, [.text("Production"), .text("c-2")]) { _ throws(LedgerError) in rows += 1 }
+        try connection.query(SQLiteLedger.selectByKey, [production, .text("c-2")]) { _ throws(LedgerError) in rows += 1 }
         #expect(rows == 1)
-        for values: [SQLiteValue] in [[.text("Production")], [], [.text("Production"), .text("c-2"), .text("c-1")]] {
+        for values: [SQLiteValue] in [[production], [], [production, .text("c-2"), .text("c-1")]] {
             do {
                 try connection.query(SQLiteLedger.selectByKey, values) { _ throws(LedgerError) in rows += 1 }
                 Issue.record("ran with \(values.count) values")

@@ -222,8 +222,7 @@ struct ConfigurationTests {
         #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef"}, {"name": "a", "url": "https://y/h", "secret": "whsec_0123456789abcdef"}]}"#,
     ])
     func badWebhooksFile(_ text: String) throws {
-        let file = try TemporaryFiles.directory("webhooks").appendingPathComponent("file.json")
-        try Data(text.utf8).write(to: file)
+        let file = try TemporaryFiles.file(Array(text.utf8), name: "webhooks.json", prefix: "webhooks")
         defer { try? FileManager.default.removeItem(at: file) }
         do {
             _ = try ServerConfiguration.load(environment: ["STOREGATE_WEBHOOKS_FILE": file.path])

@@ -188,7 +188,7 @@ struct OpenAPITests {
                 try await call(.get, path, path, key: nil)
             }
         }
-        let file = try TemporaryFiles.directory("exchanges").appendingPathComponent("file.json")
+        let file = try TemporaryFiles.directory("exchanges").appendingPathComponent("exchanges.json")
         try recorder.write(to: file)
         let result = try await runBlocking { try OpenAPITools.run(["python3", OpenAPITools.script, OpenAPITools.specification, file.path]) }
         #expect(result.status == 0, Comment(rawValue: result.output))
