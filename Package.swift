@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
+        .library(name: "StoreGateWorkers", targets: ["StoreGateWorkers"]),
         .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
         .library(name: "StoreGateSync", targets: ["StoreGateSync"]),
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
@@ -153,12 +154,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The one shape of every background worker: a round on a schedule, backoff after a
+        // failure, the same metrics, a start gate (the ledger migrated) and a health registry.
+        .target(
+            name: "StoreGateWorkers",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "StoreGateEvents",
             dependencies: [
                 "StoreGateCore",
                 "StoreGateLedger",
                 "StoreGateAppStoreClient",  // its HTTP transport: strict TLS, no redirects, a deadline per attempt
+                "StoreGateWorkers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -174,6 +188,7 @@ let package = Package(
                 "StoreGateCore",
                 "StoreGateLedger",
                 "StoreGateAppStoreClient",
+                "StoreGateWorkers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -193,6 +208,7 @@ let package = Package(
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
                 "StoreGateEvents",
+                "StoreGateWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -314,7 +330,7 @@ let package = Package(
             name: "StoreGateServerTests",
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -328,7 +344,7 @@ let package = Package(
             name: "StoreGateEventsTests",
             dependencies: [
                 "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient",
+                "StoreGateAppStoreClient", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -341,10 +357,20 @@ let package = Package(
             name: "StoreGateSyncTests",
             dependencies: [
                 "StoreGateSync", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient", "StoreGateSignedData",
+                "StoreGateAppStoreClient", "StoreGateSignedData", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateWorkersTests",
+            dependencies: [
+                "StoreGateWorkers", "StoreGateCore",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),

@@ -4,6 +4,8 @@ public import CoreMetrics
 public import ServiceLifecycle
 public import StoreGateAppStoreClient
 public import StoreGateLedger
+public import StoreGateWorkers
+public import StoreGateCore
 
 /// One webhook endpoint: where the ledger's events are sent, signed with its secret.
 public struct WebhookEndpoint: Sendable, Hashable {
@@ -80,13 +82,21 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
 
     public init() {}
 
+    /// The waits between attempts: ``firstRetry`` doubling to ``maximumRetryInterval``, each
+    /// drawn between half and all of it.
+    public var retryBackoff: Backoff {
+        Backoff(first: firstRetry, maximum: maximumRetryInterval, multiplier: 2, jitter: 0.5)
+    }
+
     /// The result of a failed attempt: a retry with exponential backoff and jitter, or
     /// `failed` once the next attempt would fall outside the retry window.
+    ///
+    /// - Parameters:
+    ///   - attempts: Attempts made before the one that failed.
+    ///   - random: A value in 0...1 placing the wait between half (0) and all (1) of it.
     public func failure(attempts: Int, firstAttemptAt: Date?, now: Date, status: Int?, error: String, random: Double) -> DeliveryResult {
-        let exponent = min(attempts, 30)
-        let base = min(firstRetry.seconds * pow(2, Double(exponent)), maximumRetryInterval.seconds)
-        let delay = base * (0.5 + 0.5 * min(max(random, 0), 1))
-        let next = now.addingTimeInterval(delay)
+        let delay = retryBackoff.delay(afterFailures: attempts + 1, random: 1 - min(max(random, 0), 1))
+        let next = now.addingTimeInterval(delay.seconds)
         if next.timeIntervalSince(firstAttemptAt ?? now) > retryWindow.seconds {
             return .failed(status: status, error: error)
         }
@@ -95,7 +105,7 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
 }
 
 /// Sends the ledger's events to the configured webhook endpoints: a ServiceLifecycle
-/// service, one loop per endpoint.
+/// service running one worker per endpoint (``workers``) and one that counts the backlog.
 ///
 /// At least once: an event is sent until the endpoint answers 2xx (or the retry window
 /// closes), so a receiver must treat the event `id` as an idempotency key. Each account's
@@ -129,27 +139,18 @@ public final class WebhookDeliveryService: Service, Sendable {
         self.now = now
     }
 
-    public func run() async throws {
-        await withTaskGroup(of: Void.self) { group in
-            for endpoint in endpoints {
-                group.addTask { await self.loop(endpoint) }
-            }
-            group.addTask { await self.reportBacklog() }
-        }
+    /// The workers: one per endpoint (fan out, claim, send; again at once while there is
+    /// work, every ``WebhookDeliveryPolicy/pollInterval`` when idle, after a backoff of 200 ms
+    /// doubling to 5 s while the ledger fails) and one keeping the
+    /// `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) current.
+    public var workers: [any PeriodicWorker] {
+        endpoints.map { EndpointWorker(service: self, endpoint: $0) } + [BacklogWorker(service: self)]
     }
 
-    /// Keeps the `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) current.
-    private func reportBacklog() async {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do throws(LedgerError) {
-                    try await self.recordBacklog()
-                } catch {
-                    self.logger.debug("webhook backlog not counted: the ledger failed", metadata: ["error": "\(error.reason)"])
-                }
-                try? await Task.sleep(for: self.policy.gaugeInterval)
-            }
-        }
+    /// Runs the workers until graceful shutdown (without a start gate or health registry; the
+    /// server runs ``workers`` with its own).
+    public func run() async throws {
+        try await PeriodicService.runAll(workers, logger: logger, metrics: metrics, now: now)
     }
 
     /// Counts the pending and failed deliveries of every endpoint into the gauge, once.
@@ -163,23 +164,33 @@ public final class WebhookDeliveryService: Service, Sendable {
         }
     }
 
-    private func loop(_ endpoint: WebhookEndpoint) async {
-        await cancelWhenGracefulShutdown {
-            var failures = 0
-            while !Task.isCancelled {
-                do throws(LedgerError) {
-                    let sent = try await self.deliverOnce(endpoint)
-                    failures = 0
-                    if sent == 0 { try? await Task.sleep(for: self.policy.pollInterval) }
-                } catch {
-                    // The database is unavailable: wait (up to 5 s) and try again; nothing is lost.
-                    failures += 1
-                    self.logger.warning("webhook deliveries paused: the ledger failed", metadata: [
-                        "endpoint": "\(endpoint.name)", "error": "\(error.reason)",
-                    ])
-                    try? await Task.sleep(for: .milliseconds(min(5000, 100 * (1 << min(failures, 6)))))
-                }
-            }
+    /// Delivers one endpoint's events.
+    struct EndpointWorker: PeriodicWorker {
+        let service: WebhookDeliveryService
+        let endpoint: WebhookEndpoint
+
+        var workerName: String { "webhooks/\(endpoint.name)" }
+
+        var schedule: WorkerSchedule {
+            WorkerSchedule(interval: service.policy.pollInterval, backoff: Backoff(first: .milliseconds(200), maximum: .seconds(5), jitter: 0))
+        }
+
+        func round() async throws -> WorkerPace {
+            try await service.deliverOnce(endpoint) > 0 ? .again : .idle
+        }
+    }
+
+    /// Keeps the backlog gauge current.
+    struct BacklogWorker: PeriodicWorker {
+        let service: WebhookDeliveryService
+
+        var workerName: String { "webhooks_backlog" }
+
+        var schedule: WorkerSchedule { WorkerSchedule(interval: service.policy.gaugeInterval) }
+
+        func round() async throws -> WorkerPace {
+            try await service.recordBacklog()
+            return .idle
         }
     }
 

@@ -41,7 +41,7 @@ public actor InMemoryLedger: Ledger {
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
         try await metrics.measureRecord { () throws(LedgerError) in
             try checkOpen()
-            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let prepared = try planner.prepare(proof, for: account, receivedAt: configuration.now())
             do throws(LedgerError) {
                 let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
                 apply(plan)
@@ -57,7 +57,7 @@ public actor InMemoryLedger: Ledger {
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
         try await metrics.measureNotification { () throws(LedgerError) in
             try checkOpen()
-            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let prepared = try planner.prepare(notification, receivedAt: configuration.now())
             let uuid = prepared.notification.summary.notificationUUID
             if notifications[uuid] != nil {
                 let owner = prepared.transaction.flatMap { families[$0.familyKey]?.account }
@@ -117,7 +117,7 @@ public actor InMemoryLedger: Ledger {
             )
             consumptions[account, default: [:]][idempotencyKey] = row
             let receipt = row.receipt(isReplay: false)
-            append([EventPlanner.consumption(receipt, balance: balance, recordedAt: Date())])
+            append([EventPlanner.consumption(receipt, balance: balance, recordedAt: configuration.now())])
             return receipt
         }
     }
@@ -304,7 +304,7 @@ public actor InMemoryLedger: Ledger {
     }
 }
 
-extension InMemoryLedger: EventDeliveryStore {
+extension InMemoryLedger {
     public func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
         try checkOpen()
         try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
@@ -389,7 +389,7 @@ extension InMemoryLedger: EventDeliveryStore {
     }
 }
 
-extension InMemoryLedger: LeasedStateStore {
+extension InMemoryLedger {
     public func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
         try checkOpen()
         try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)

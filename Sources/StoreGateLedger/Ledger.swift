@@ -34,8 +34,13 @@ public import StoreGateCore
 /// The console's reads (an account's timeline, a search by any identifier, activity per
 /// day) are ``LedgerBrowsing``'s.
 ///
+/// ## Background work
+/// Every backend also keeps the webhook deliveries of its events (``EventDeliveryStore``) and
+/// the leased states of background jobs (``LeasedStateStore``) in its own database, so the
+/// service's workers take any ledger as it is.
+///
 /// All errors thrown are ``LedgerError``.
-public protocol Ledger: LedgerBrowsing {
+public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     /// The backend's name: `memory`, `sqlite` or `postgres`.
     var backend: String { get }
 

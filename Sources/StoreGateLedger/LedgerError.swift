@@ -7,7 +7,7 @@
 public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The machine-readable failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Backing: String, Hashable, Sendable {
+        private enum Backing: String, Hashable, Sendable, CaseIterable {
             case invalidAccount = "invalid_account"
             case invalidArgument = "invalid_argument"
             case environmentMismatch = "environment_mismatch"
@@ -25,6 +25,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case schemaTooNew = "schema_too_new"
             case closed = "closed"
             case cursorExpired = "cursor_expired"
+            case corruptState = "corrupt_state"
         }
 
         private let backing: Backing
@@ -67,9 +68,15 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// (``Ledger/pruneEvents(recordedBefore:limit:)``): reading on would skip them. Start
         /// again from the oldest kept (cursor 0) and reconcile.
         public static let cursorExpired = Code(.cursorExpired)
+        /// A background job's stored state (a ``LeasedState``) does not decode as the type
+        /// that job keeps there: it is reported, never silently reset.
+        public static let corruptState = Code(.corruptState)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
+
+        /// Every code (the HTTP API's error codes are built from it).
+        public static let all: [Code] = Backing.allCases.map(Code.init)
     }
 
     /// What failed.

@@ -85,6 +85,16 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         /// does not hold; ``ReceiptError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
+        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// are built from it).
+        public static let all: [Code] = [
+            .empty, .tooLarge, .notBase64, .malformedPKCS7, .notSignedData, .unsupportedContentType, .missingContent, .noSigner,
+            .multipleSigners, .signerNotFound, .malformedCertificate, .unsupportedAlgorithm, .digestAlgorithmMismatch, .unsupportedKey,
+            .signedAttributesInvalid, .signatureInvalid, .malformedPayload, .missingField, .duplicateField, .invalidDate, .tooManyPurchases,
+            .bundleIdMismatch, .appVersionMismatch, .deviceHashMismatch, .receiptExpired, .environmentNotAccepted, .productNotFound,
+            .transactionNotFound, .expectationNotMet,
+        ] + ChainError.Code.all.map(Code.chain)
+
         /// The chain code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
             if case .chain(let code) = backing { return code }

@@ -5,8 +5,10 @@ public import Logging
 import NIOCore
 import ServiceLifecycle
 import StoreGateEvents
+import StoreGateSync
 public import StoreGateLedger
 import UnixSignals
+import StoreGateWorkers
 
 /// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:onServerRunning:)`` returns.
 public typealias StoreGateApplication = Application<RouterResponder<StoreGateRequestContext>>
@@ -14,17 +16,9 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// Assembles the StoreGate service around an open ledger: the router with every endpoint, the
 /// middleware (metrics, errors, API keys) and the ledger's lifecycle.
 ///
-/// Endpoints (see `GET /openapi.yaml`):
-/// - `POST /v1/receipts/verify` (permission `receipts.verify`)
-/// - `POST /v1/transactions/verify` (`transactions.verify`)
-/// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
-/// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
-/// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
-/// - `GET /v1/sync/status` (`sync.read`), `POST /v1/sync/test-notification` (`sync.manage`),
-///   `POST /v1/accounts/{account}/refresh` (`accounts.refresh`)
-/// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
-/// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
-/// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
+/// The endpoints are declared once, feature by feature (``Endpoints/routes`` and the console's
+/// ``Console/routes``; `GET /openapi.yaml` documents the API's), each with the permission its
+/// API key needs.
 ///
 /// The ledger is closed by the application when it shuts down, after the server has finished
 /// the requests in flight.
@@ -71,64 +65,34 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> StoreGateApplication {
     let ledger = opened.ledger
+    // Background workers wait here until the ledger is migrated and reachable.
+    let gate = StartGate()
+    let workers = WorkerRegistry()
     let verification = ProofVerification(configuration: configuration, now: now)
-    let sync = SyncRunner(configuration: configuration, verification: verification, ledger: ledger, metrics: metrics, logger: logger, now: now)
+    let sync = SyncRunner(
+        configuration: configuration, verification: verification, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger,
+        now: now
+    )
     let endpoints = Endpoints(
         configuration: configuration,
         verification: verification,
         ledger: ledger,
         appStore: sync?.access,
         metrics: metrics,
+        workers: workers,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
         logger: logger
     )
-    // Every route, for 405 with Allow when a path exists and its method does not.
-    let routeTable = RouteTable(Console.routes + [
-        ("/v1/receipts/verify", [.post]),
-        ("/v1/transactions/verify", [.post]),
-        ("/v1/notifications/apple", [.post]),
-        ("/v1/accounts/:account/entitlements", [.get, .head]),
-        ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
-        ("/v1/events", [.get, .head]),
-        ("/v1/webhooks/deliveries", [.get, .head]),
-        ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
-        ("/v1/sync/status", [.get, .head]),
-        ("/v1/accounts/:account/refresh", [.post]),
-        ("/v1/sync/test-notification", [.post]),
-        ("/verifyReceipt", [.get, .head, .post]),
-        ("/healthz", [.get, .head]),
-        ("/readyz", [.get, .head]),
-        ("/metrics", [.get, .head]),
-        ("/openapi.yaml", [.get, .head]),
-    ])
-    let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
-    router.add(middleware: MetricsMiddleware(metrics: metrics))
-    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: routeTable))
-
-    func keyed(_ permission: Permission) -> RouterGroup<StoreGateRequestContext> {
-        router.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys, permission: permission))
-    }
-    keyed(.receiptsVerify).post("/v1/receipts/verify", use: endpoints.verifyReceipt)
-    keyed(.transactionsVerify).post("/v1/transactions/verify", use: endpoints.verifyTransaction)
-    router.post("/v1/notifications/apple", use: endpoints.receiveNotification)
-    keyed(.entitlementsRead).get("/v1/accounts/:account/entitlements", use: endpoints.readEntitlements)
-    keyed(.consumablesConsume).post("/v1/accounts/:account/consumables/:productId/consume", use: endpoints.consume)
-    keyed(.eventsRead).get("/v1/events", use: endpoints.readEvents)
-    keyed(.webhooksManage).get("/v1/webhooks/deliveries", use: endpoints.readDeliveries)
-    keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
-    keyed(.syncRead).get("/v1/sync/status", use: endpoints.readSyncStatus)
-    keyed(.accountsRefresh).post("/v1/accounts/:account/refresh", use: endpoints.refreshAccount)
-    keyed(.syncManage).post("/v1/sync/test-notification", use: endpoints.testNotification)
-    router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
-    router.get("/healthz", use: endpoints.health)
-    router.get("/readyz", use: endpoints.ready)
-    router.get("/metrics", use: endpoints.metricsExposition)
-    router.get("/openapi.yaml", use: endpoints.openAPI)
-    router.get("/verifyReceipt", use: endpoints.verifyReceiptWrongMethod)
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
-    Console(endpoints: endpoints, persist: sessions).register(on: router)
+    let console = Console(endpoints: endpoints, persist: sessions)
+    let routes = applicationRoutes(endpoints, console: console)
+    let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    // 405 with Allow when a path exists and its method does not.
+    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
+    router.register(routes, keys: configuration.apiKeys, console: console.authentication)
 
     var app = Application(
         router: router,
@@ -141,18 +105,38 @@ public func buildApplication(
     app.addServices(LedgerService(ledger: ledger, logger: logger))
     app.addServices(sessions)  // expires old console sessions
     // Periods and grace periods that end without a write still reach the event stream.
-    app.addServices(SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger))
+    var ledgerWorkers: [any PeriodicWorker] = [SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger, now: now)]
     if let retention = configuration.eventsRetention {
-        app.addServices(EventRetentionService(ledger: ledger, retention: retention, logger: logger))
+        ledgerWorkers.append(EventRetentionService(ledger: ledger, retention: retention, logger: logger, now: now))
     }
-    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
+    app.addServices(WorkerGroup(ledgerWorkers, gate: gate, registry: workers, logger: logger, metrics: metrics.instrumentFactory))
+    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger) {
         app.addServices(webhooks)
     }
     if let sync {
         app.addServices(sync)
     }
-    app.beforeServerStarts(perform: opened.prepare)
+    let firstSight = sync?.firstSight
+    app.beforeServerStarts {
+        try await opened.prepare()
+        // Before the first request: every purchase recorded from now on is after its place.
+        if let firstSight {
+            do throws(LedgerError) {
+                try await firstSight.initializePlace()
+            } catch {
+                throw ConfigurationError(
+                    ServerConfiguration.Setting.database.rawValue, "cannot set the first-sight refresh's place in the ledger: \(error.code): \(error.reason)"
+                )
+            }
+        }
+        gate.open()
+    }
     return app
+}
+
+/// Every route the application serves: the API's and the console's.
+func applicationRoutes(_ endpoints: Endpoints, console: Console) -> [Route] {
+    endpoints.routes + console.routes
 }
 
 /// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and

@@ -100,6 +100,16 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         /// ``SignedDataExpectations``) does not hold; ``SignedDataError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
+        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// are built from it).
+        public static let all: [Code] = [
+            .empty, .tooLarge, .malformedCompactSerialization, .invalidBase64URL, .malformedHeader, .unsupportedAlgorithm,
+            .unsupportedHeaderParameter, .missingCertificates, .wrongCertificateCount, .malformedJSON, .missingField, .invalidField,
+            .malformedSignature, .unsupportedKey, .signatureInvalid, .bundleIdMismatch, .environmentNotAccepted, .appAppleIdMismatch,
+            .appAppleIdRequired, .signedDateMissing, .signedDateTooOld, .nestedMismatch, .productMismatch, .transactionMismatch,
+            .renewalInfoMismatch, .expectationNotMet,
+        ] + ChainError.Code.all.map(Code.chain)
+
         /// The chain verifier's code, when this is a chain failure.
         public var chainCode: ChainError.Code? {
             if case .chain(let code) = backing { return code }

@@ -43,7 +43,7 @@ struct SQLiteMigration7Tests {
         let prepared = try planner.prepare(proof, for: account, receivedAt: Purchases.t0)
         try connection.transaction(immediate: true) { () throws(LedgerError) in
             let state = try SQLiteLedger.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-            try SQLiteLedger.apply(try planner.plan(prepared, state: state).0, connection)
+            try SQLiteLedger.apply(try planner.plan(prepared, state: state).0, at: Purchases.t0, connection)
         }
     }
 

@@ -170,6 +170,37 @@ final class SlowLedger: Ledger {
         try await base.emitElapsedTransitions(until: date, limit: limit)
     }
     func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport { try await base.checkIntegrity() }
+
+    // Deliveries and leased states: the base's.
+    func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
+        try await base.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)
+    }
+    func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery] {
+        try await base.claim(endpoint: endpoint, now: now, limit: limit, lease: lease, holder: holder)
+    }
+    func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64> {
+        try await base.complete(endpoint: endpoint, results: results, holder: holder, at: date)
+    }
+    func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {
+        try await base.deliveries(endpoint: endpoint, status: status, after: after, limit: limit)
+    }
+    func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool {
+        try await base.redeliver(endpoint: endpoint, sequence: sequence, at: date)
+    }
+    func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        try await base.deliveryCounts(of: statuses)
+    }
+    func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
+        try await base.acquireLease(on: name, holder: holder, now: now, lease: lease)
+    }
+    func saveLeasedState(_ name: String, value: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try await base.saveLeasedState(name, value: value, holder: holder, now: now, lease: lease)
+    }
+    func releaseLease(on name: String, holder: String) async throws(LedgerError) { try await base.releaseLease(on: name, holder: holder) }
+    func leasedStates(prefix: String) async throws(LedgerError) -> [LeasedState] { try await base.leasedStates(prefix: prefix) }
+    func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool {
+        try await base.removeLeasedState(name, holder: holder)
+    }
     func close() async {
         log.withLock { $0.append("close") }
         await base.close()

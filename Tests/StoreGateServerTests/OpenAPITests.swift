@@ -5,6 +5,10 @@ import NIOCore
 import StoreGateCore
 import StoreGateTestSupport
 import Testing
+import Hummingbird
+import Logging
+import StoreGateLedger
+import StoreGateWorkers
 
 @testable import StoreGateServer
 
@@ -67,34 +71,71 @@ final class ExchangeRecorder: @unchecked Sendable {
 
 @Suite("The OpenAPI document")
 struct OpenAPITests {
-    /// Every route the application registers, as (method, template).
-    static let routes: [(String, String)] = [
-        ("post", "/v1/receipts/verify"),
-        ("post", "/v1/transactions/verify"),
-        ("post", "/v1/notifications/apple"),
-        ("get", "/v1/accounts/{account}/entitlements"),
-        ("post", "/v1/accounts/{account}/consumables/{productId}/consume"),
-        ("get", "/v1/events"),
-        ("get", "/v1/webhooks/deliveries"),
-        ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
-        ("get", "/v1/sync/status"),
-        ("post", "/v1/accounts/{account}/refresh"),
-        ("post", "/v1/sync/test-notification"),
-        ("post", "/verifyReceipt"),
-        ("get", "/verifyReceipt"),
-        ("get", "/healthz"),
-        ("get", "/readyz"),
-        ("get", "/metrics"),
-        ("get", "/openapi.yaml"),
-    ]
+    /// Every route the application registers (its route tables), as (method, OpenAPI path).
+    static func declaredRoutes() throws -> [Route] {
+        let configuration = try TestData.configuration()
+        let endpoints = Endpoints(
+            configuration: configuration, verification: ProofVerification(configuration: configuration, now: { Date() }), ledger: InMemoryLedger(),
+            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), now: { Date() }, openAPIDocument: nil,
+            logger: Logger(label: "storegate.tests")
+        )
+        return applicationRoutes(endpoints, console: Console(endpoints: endpoints, persist: MemoryPersistDriver()))
+    }
 
-    @Test("documents every route the application serves", arguments: routes)
-    func documentsEveryRoute(_ method: String, _ path: String) throws {
+    /// The operations `openapi.yaml` documents, as "method path".
+    static func documentedOperations() throws -> Set<String> {
         let document = String(decoding: try #require(OpenAPIDocument.load()), as: UTF8.self)
-        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = try #require(lines.firstIndex(of: "  \(path):"), "path \(path) is not documented")
-        let operations = lines[(start + 1)...].prefix { $0.hasPrefix("    ") || $0.isEmpty }
-        #expect(operations.contains("    \(method):"), "\(method) \(path) is not documented")
+        var operations: Set<String> = []
+        var path: String?
+        var inPaths = false
+        for line in document.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            guard inPaths else { continue }
+            if !line.isEmpty, !line.hasPrefix(" ") { break }  // the next top-level section
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast()
+                if ["get", "put", "post", "delete", "patch", "head", "options"].contains(String(method)) {
+                    operations.insert("\(method) \(path)")
+                }
+            }
+        }
+        return operations
+    }
+
+    @Test("documents exactly the routes the application serves: none missing from the document, none documented that is not served")
+    func documentsEveryRoute() throws {
+        let declared = Set(try Self.declaredRoutes().filter(\.isDocumented).map { "\($0.method.rawValue.lowercased()) \($0.openAPIPath)" })
+        let documented = try Self.documentedOperations()
+        #expect(declared.count >= 17)
+        #expect(declared.subtracting(documented).sorted() == [], "served but not documented")
+        #expect(documented.subtracting(declared).sorted() == [], "documented but not served")
+    }
+
+    @Test("ErrorReply's code enum is exactly the service's error-code vocabulary")
+    func errorCodes() throws {
+        let document = String(decoding: try #require(OpenAPIDocument.load()), as: UTF8.self)
+        let lines = document.split(separator: "\n").map(String.init)
+        let reply = try #require(lines.firstIndex(of: "    ErrorReply:"))
+        let start = try #require(lines[reply...].firstIndex(of: "          enum: ["))
+        let end = try #require(lines[start...].firstIndex(of: "          ]"))
+        let documented = lines[(start + 1)..<end].joined().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(documented == APIErrorCode.all.map(\.rawValue))
+        #expect(Set(APIErrorCode.serviceCodes).isSubset(of: Set(APIErrorCode.all)))
+    }
+
+    @Test("the 405 table is the route table: every declared path answers its methods and HEAD with GET")
+    func allowTableFromRoutes() throws {
+        let routes = try Self.declaredRoutes()
+        let table = RouteTable(Route.allowedMethods(of: routes))
+        for route in routes {
+            let concrete = route.path.split(separator: "/", omittingEmptySubsequences: false).map { $0.hasPrefix(":") ? "x" : String($0) }.joined(separator: "/")
+            let allowed = try #require(table.allowedMethods(forPath: concrete), "\(route.path)")
+            #expect(allowed.contains(route.method))
+            if route.method == .get { #expect(allowed.contains(.head)) }
+        }
+        #expect(table.allowedMethods(forPath: "/v1/nothing") == nil)
     }
 
     @Test("is a valid OpenAPI 3.1 document", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))

@@ -8,9 +8,9 @@ package struct EventCause: Sendable {
     package var recordedAt: Date
     /// A ``ProofKind`` raw value, or ``LedgerEvent/consumptionSource``.
     package var source: String
-    package var notification: NotificationSummary?
+    package var notification: RecordedNotification?
 
-    package init(recordedAt: Date, source: String, notification: NotificationSummary? = nil) {
+    package init(recordedAt: Date, source: String, notification: RecordedNotification? = nil) {
         self.recordedAt = recordedAt.ledgerNormalized
         self.source = source
         self.notification = notification
@@ -210,7 +210,7 @@ struct FamilyEvents {
     }
 
     /// The state of the family's auto-renewable subscription at `date` (the recording date by default).
-    func subscriptionState(_ rows: [TransactionRow], _ renewal: RenewalRow?, at date: Date? = nil) -> SubscriptionStatus? {
+    func subscriptionState(_ rows: [TransactionRow], _ renewal: RenewalRow?, at date: Date? = nil) -> SubscriptionEntitlement? {
         guard rows.contains(where: { $0.value.productType == .autoRenewable }) else { return nil }
         let subscriptions = rows.map(\.value).filter { $0.productType == .autoRenewable }
             .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
@@ -222,7 +222,7 @@ struct FamilyEvents {
     }
 
     func event(
-        _ type: LedgerEvent.EventType, _ row: TransactionRow, occurredAt: Date, quantity: Int? = nil, stateAfter: SubscriptionStatus?
+        _ type: LedgerEvent.EventType, _ row: TransactionRow, occurredAt: Date, quantity: Int? = nil, stateAfter: SubscriptionEntitlement?
     ) -> LedgerEvent {
         let value = row.value
         return LedgerEvent(
@@ -235,7 +235,7 @@ struct FamilyEvents {
         )
     }
 
-    func entitlement(for value: RecordedTransaction, stateAfter: SubscriptionStatus?) -> LedgerEvent.Entitlement {
+    func entitlement(for value: RecordedTransaction, stateAfter: SubscriptionEntitlement?) -> LedgerEvent.Entitlement {
         switch value.productType {
         case .autoRenewable:
             return LedgerEvent.Entitlement(

@@ -97,7 +97,7 @@ extension LedgerEvent {
             entitlement = Entitlement(
                 productType: productType,
                 isEntitled: inner.bool("isEntitled") ?? false,
-                state: inner.string("state").flatMap(SubscriptionStatus.State.init(rawValue:)),
+                state: inner.string("state").flatMap(SubscriptionEntitlement.State.init(rawValue:)),
                 productId: inner.string("productId"),
                 expiresDate: inner.date("expiresDate"),
                 willAutoRenew: inner.bool("willAutoRenew"),
@@ -124,7 +124,7 @@ extension LedgerEvent {
             notificationType: fields.string("notificationType"),
             notificationSubtype: fields.string("notificationSubtype"),
             notificationUUID: fields.string("notificationUUID"),
-            previousState: fields.string("previousState").flatMap(SubscriptionStatus.State.init(rawValue:)),
+            previousState: fields.string("previousState").flatMap(SubscriptionEntitlement.State.init(rawValue:)),
             revocationReason: fields.int("revocationReason"),
             quantity: fields.int("quantity"),
             idempotencyKey: fields.string("idempotencyKey"),

@@ -32,7 +32,7 @@ public struct LedgerEvent: Sendable, Hashable {
         /// A later transaction of an auto-renewable family: a renewal, a resubscription, or a
         /// switch to another product of the group.
         public static let subscriptionRenewed = EventType(rawValue: "subscription.renewed")
-        /// A subscription family moved between ``SubscriptionStatus/State`` values (active,
+        /// A subscription family moved between ``SubscriptionEntitlement/State`` values (active,
         /// grace period, billing retry, expired, revoked, upgraded); ``LedgerEvent/previousState``
         /// says from where. A period or grace period that ends is one too, with
         /// ``LedgerEvent/source`` ``LedgerEvent/timeSource`` and the moment it ended as
@@ -76,7 +76,7 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Whether the account is entitled to the product after the change.
         public var isEntitled: Bool
         /// Subscriptions: where the family stands.
-        public var state: SubscriptionStatus.State?
+        public var state: SubscriptionEntitlement.State?
         /// Subscriptions: the product of the deciding transaction.
         public var productId: String?
         /// Subscriptions: the end of the deciding period.
@@ -89,7 +89,7 @@ public struct LedgerEvent: Sendable, Hashable {
         public var balance: ConsumableBalance?
 
         public init(
-            productType: ProductType, isEntitled: Bool, state: SubscriptionStatus.State? = nil, productId: String? = nil,
+            productType: ProductType, isEntitled: Bool, state: SubscriptionEntitlement.State? = nil, productId: String? = nil,
             expiresDate: Date? = nil, willAutoRenew: Bool? = nil, autoRenewProductId: String? = nil, balance: ConsumableBalance? = nil
         ) {
             self.productType = productType
@@ -132,7 +132,7 @@ public struct LedgerEvent: Sendable, Hashable {
     public var notificationSubtype: String?
     public var notificationUUID: String?
     /// ``EventType/subscriptionStateChanged``: the state before.
-    public var previousState: SubscriptionStatus.State?
+    public var previousState: SubscriptionEntitlement.State?
     /// ``EventType/transactionRevoked``: Apple's revocation reason.
     public var revocationReason: Int?
     /// Units bought or consumed.
@@ -148,7 +148,7 @@ public struct LedgerEvent: Sendable, Hashable {
         id: String, sequence: Int64, type: EventType, account: AccountID, productId: String,
         environment: AppStoreEnvironment?, transactionId: String?, originalTransactionId: String?,
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
-        notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionStatus.State? = nil,
+        notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
         entitlement: Entitlement?
     ) {

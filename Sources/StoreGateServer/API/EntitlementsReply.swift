@@ -73,7 +73,7 @@ struct BalanceReply: JSONWritable {
     }
 }
 
-/// One auto-renewable subscription group (`SubscriptionStatus`).
+/// One auto-renewable subscription group (`SubscriptionEntitlement`).
 struct SubscriptionReply: JSONWritable {
     let subscriptionGroup: String
     let state: String
@@ -91,7 +91,7 @@ struct SubscriptionReply: JSONWritable {
     let transactions: [TransactionReply]
     let notifications: [NotificationSummaryReply]
 
-    init(_ status: SubscriptionStatus) {
+    init(_ status: SubscriptionEntitlement) {
         subscriptionGroup = status.subscriptionGroup
         state = status.state.rawValue
         isEntitled = status.isEntitled
@@ -151,7 +151,7 @@ struct TransactionReply: JSONWritable {
     }
 }
 
-/// A notification the ledger took (`NotificationSummary` of the ledger).
+/// A notification the ledger took (`RecordedNotification` of the ledger).
 struct NotificationSummaryReply: JSONWritable {
     let notificationUUID: String
     let notificationType: String
@@ -160,7 +160,7 @@ struct NotificationSummaryReply: JSONWritable {
     let environment: String
     let transactionId: String?
 
-    init(_ summary: StoreGateLedger.NotificationSummary) {
+    init(_ summary: RecordedNotification) {
         notificationUUID = summary.notificationUUID
         notificationType = summary.notificationType
         subtype = summary.subtype

@@ -53,6 +53,7 @@ enum ConsoleAssets {
         .alert.bad{background:var(--bad-bg);color:var(--bad)}
         .alert.warn{background:var(--warn-bg);color:var(--warn)}
         .warn-text{color:var(--warn)}
+        .bad-text{color:var(--bad)}
         td.bad{color:var(--bad);font-weight:600}
         .owned{list-style:none;padding:0;margin:0}
         .owned-item{padding:.6rem 0;border-bottom:1px solid var(--line)}

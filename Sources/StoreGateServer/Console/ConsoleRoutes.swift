@@ -9,6 +9,7 @@ import StoreGateCore
 import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
+import StoreGateWorkers
 import X509
 
 /// The web console at `/console`: sign-in with an API key that has the `console` permission,
@@ -42,35 +43,26 @@ struct Console: Sendable {
         self.library = MustacheLibrary(templates: templates)
     }
 
-    /// The routes, for the service's route table (405 with `Allow`).
-    static let routes: [(String, [HTTPRequest.Method])] = [
-        ("/console", [.get, .head]),
-        ("/console/signin", [.get, .head, .post]),
-        ("/console/signout", [.post]),
-        ("/console/search", [.get, .head]),
-        ("/console/accounts/:account", [.get, .head]),
-        ("/console/transactions/:environment/:transaction", [.get, .head]),
-        ("/console/inspect", [.get, .head, .post]),
-        ("/console/system", [.get, .head]),
-        ("/console/assets/console.css", [.get, .head]),
-        ("/console/assets/console.js", [.get, .head]),
-    ]
-
-    func register(on router: Router<StoreGateRequestContext>) {
-        router.get("/console/assets/console.css") { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") }
-        router.get("/console/assets/console.js") { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") }
-        router.get("/console/signin", use: signInPage)
-        router.post("/console/signin", use: signIn)
-        let signedIn = router.group().add(middleware: ConsoleAuthMiddleware(security: security))
-        signedIn.post("/console/signout", use: signOut)
-        signedIn.get("/console", use: overview)
-        signedIn.get("/console/search", use: search)
-        signedIn.get("/console/accounts/:account", use: account)
-        signedIn.get("/console/transactions/:environment/:transaction", use: transaction)
-        signedIn.get("/console/inspect", use: inspectPage)
-        signedIn.post("/console/inspect", use: inspect)
-        signedIn.get("/console/system", use: system)
+    /// The console's routes: the assets and the sign-in are open, every page needs a session.
+    var routes: [Route] {
+        [
+            Route(.get, "/console/assets/console.css", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") },
+            Route(.get, "/console/assets/console.js", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") },
+            Route(.get, "/console/signin", .open, documented: false, signInPage),
+            Route(.post, "/console/signin", .open, documented: false, signIn),
+            Route(.post, "/console/signout", .consoleSession, documented: false, signOut),
+            Route(.get, "/console", .consoleSession, documented: false, overview),
+            Route(.get, "/console/search", .consoleSession, documented: false, search),
+            Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
+            Route(.get, "/console/transactions/:environment/:transaction", .consoleSession, documented: false, transaction),
+            Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
+            Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
+            Route(.get, "/console/system", .consoleSession, documented: false, system),
+        ]
     }
+
+    /// What guards the pages: a signed-in session.
+    var authentication: ConsoleAuthMiddleware { ConsoleAuthMiddleware(security: security) }
 
     // MARK: Pages' shared parts
 
@@ -486,6 +478,17 @@ struct Console: Sendable {
             let hasError: Bool
         }
 
+        struct Worker: Sendable {
+            let name: String
+            let state: String
+            let tone: String
+            let rounds: Int
+            let failures: Int
+            let lastSuccess: String
+            let lastError: String
+            let isFailing: Bool
+        }
+
         struct Webhook: Sendable {
             let name: String
             let url: String
@@ -502,7 +505,11 @@ struct Console: Sendable {
         let database: String
         let apps: String
         let environments: String
+        let workers: [Worker]
+        let hasWorkers: Bool
         let warnings: [String]
+        /// Parts of the page the ledger could not read.
+        let failures: [String]
         let anchors: [Anchor]
         let webhooks: [Webhook]
         let hasWebhooks: Bool
@@ -516,14 +523,8 @@ struct Console: Sendable {
     @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let configuration = endpoints.configuration
         let ledger = endpoints.ledger
-        var database = "answers and takes writes"
-        do throws(LedgerError) {
-            try await withLedgerDeadline(min(configuration.databaseTimeout, Endpoints.readinessTimeout)) { () throws(LedgerError) in
-                try await ledger.checkHealth()
-            }
-        } catch {
-            database = "failing (\(error.code))"
-        }
+        let readiness = await endpoints.readiness(logger: context.logger)
+        let database = readiness.databaseError.map { "failing (\($0.code))" } ?? "answers and takes writes"
         let store = endpoints.verification.chainVerifier.trustStore
         let loaded = Set(store.appleRoots.map(\.fingerprint))
         let pinned = [(TrustStore.appleRootCA, "Apple Root CA"), (TrustStore.appleRootCAG3, "Apple Root CA - G3")].filter { !loaded.contains($0.0) }.map {
@@ -532,9 +533,19 @@ struct Console: Sendable {
         let anchors = pinned
             + store.appleRoots.map { SystemPage.Anchor(kind: "Apple root (pinned, loaded)", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
             + store.optInAnchors.map { SystemPage.Anchor(kind: "opt-in anchor", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
+        // A part the ledger could not read is shown as a failure, never as zeros.
+        var failures: [String] = []
+        func failed(_ what: String, _ error: LedgerError) {
+            failures.append("\(what): the ledger failed (\(error.code))")
+            context.logger.warning("console: a system read failed", metadata: ["part": "\(what)", "ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
+        }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
-        if let deliveries = ledger as? any EventDeliveryStore, !configuration.webhooks.isEmpty {
-            counts = (try? await deliveries.deliveryCounts()) ?? [:]
+        if !configuration.webhooks.isEmpty {
+            do throws(LedgerError) {
+                counts = try await ledger.deliveryCounts()
+            } catch {
+                failed("webhook deliveries", error)
+            }
         }
         let webhooks = configuration.webhooks.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
@@ -543,20 +554,26 @@ struct Console: Sendable {
                 delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
             )
         }
-        var syncs: [SystemPage.Sync] = []
-        if let store = ledger as? any LeasedStateStore, let statuses = try? await AppStoreSyncService.statuses(of: store, at: endpoints.now()) {
-            syncs = statuses.map { status in
-                SystemPage.Sync(
-                    bundleId: status.bundleId, environment: status.environment.rawValue,
-                    syncedUntil: status.syncedUntil.map { ConsoleViews.time($0) } ?? "not yet", recovered: status.recovered,
-                    duplicates: status.duplicates, rejected: status.rejected,
-                    lastError: status.lastError.map { "\($0.code) at \(ConsoleViews.time($0.at))" } ?? "none", hasError: status.lastError != nil
-                )
-            }
+        let syncs: [SystemPage.Sync]
+        var statuses: [NotificationSyncStatus] = []
+        do throws(LedgerError) {
+            statuses = try await AppStoreSyncService.statuses(of: ledger, at: endpoints.now())
+        } catch {
+            failed("App Store sync", error)
+        }
+        syncs = statuses.map { status in
+            SystemPage.Sync(
+                bundleId: status.bundleId, environment: status.environment.rawValue,
+                syncedUntil: status.syncedUntil.map { ConsoleViews.time($0) } ?? "not yet", recovered: status.recovered,
+                duplicates: status.duplicates, rejected: status.rejected,
+                lastError: status.lastError.map { "\($0.code) at \(ConsoleViews.time($0.at))" } ?? "none", hasError: status.lastError != nil
+            )
         }
         var requests = ConsumptionResponder.Summary()
-        if let store = ledger as? any LeasedStateStore, let summary = try? await ConsumptionResponder.summary(of: store) {
-            requests = summary
+        do throws(LedgerError) {
+            requests = try await ConsumptionResponder.summary(of: ledger)
+        } catch {
+            failed("consumption requests", error)
         }
         let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
@@ -565,13 +582,22 @@ struct Console: Sendable {
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
-        let ready = database == "answers and takes writes" && !TrustStore.pinnedAppleRoots.isEmpty
+        let ready = readiness.isReady
+        let workers = readiness.workers.map { worker in
+            SystemPage.Worker(
+                name: worker.name, state: worker.health.rawValue,
+                tone: worker.health == .stalled ? "bad" : worker.health == .ok ? "good" : "neutral",
+                rounds: worker.rounds, failures: worker.failures, lastSuccess: worker.lastSuccessAt.map { ConsoleViews.time($0) } ?? "not yet",
+                lastError: worker.consecutiveFailures > 0 ? worker.lastError ?? "" : "none", isFailing: worker.consecutiveFailures > 0
+            )
+        }
         return page("system", SystemPage(
             layout: layout("System", context, section: .system), readiness: ready ? "ready" : "not ready", readyTone: ready ? "good" : "bad",
             backend: ledger.backend, database: database,
             apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
-            warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
+            workers: workers, hasWorkers: !workers.isEmpty,
+            warnings: configuration.startupWarnings + ledger.startupWarnings, failures: failures, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
             syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
             consumptionFailed: requests[.failed] + requests[.expired] > 0
         ))

@@ -241,8 +241,17 @@ enum ConsoleTemplates {
           <h2>Readiness</h2>
           <p><span class="badge {{readyTone}}">{{readiness}}</span> ledger <strong>{{backend}}</strong>: {{database}}</p>
           <p class="muted">Accepted apps: {{apps}} · environments: {{environments}}</p>
+          {{#hasWorkers}}
+          <h3>Background workers</h3>
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Worker</th><th scope="col">State</th><th scope="col">Rounds</th><th scope="col">Failed</th><th scope="col">Last completed</th><th scope="col">Last error</th></tr></thead>
+            <tbody>{{#workers}}<tr><td class="mono">{{name}}</td><td><span class="badge {{tone}}">{{state}}</span></td><td>{{rounds}}</td><td>{{failures}}</td><td>{{lastSuccess}}</td><td{{#isFailing}} class="bad"{{/isFailing}}>{{lastError}}</td></tr>{{/workers}}</tbody>
+          </table></div>
+          {{/hasWorkers}}
         </section>
         <section class="card">
+          {{#failures.first}}<h2>Failures</h2>
+          <ul>{{#failures}}<li class="bad-text">{{.}}</li>{{/failures}}</ul>{{/failures.first}}
           <h2>Configuration warnings</h2>
           {{^warnings}}<p>None.</p>{{/warnings}}
           <ul>{{#warnings}}<li class="warn-text">{{.}}</li>{{/warnings}}</ul>

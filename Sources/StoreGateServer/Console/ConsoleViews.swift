@@ -183,7 +183,7 @@ enum ConsoleViews {
                 )
             }
         }
-        func notes(_ notifications: [NotificationSummary]) -> [EvidenceNotification] {
+        func notes(_ notifications: [RecordedNotification]) -> [EvidenceNotification] {
             notifications.sorted { $0.signedDate > $1.signedDate }.map { notification in
                 EvidenceNotification(
                     type: notification.notificationType + (notification.subtype.map { " / \($0)" } ?? ""),

@@ -65,13 +65,13 @@ extension Endpoints {
         let input = try await decode(ConsumeRequest.self, request)
         let quantity = input.quantity ?? 1
         guard (1...LedgerPlanner.maximumQuantity).contains(quantity) else {
-            throw APIError.badField("quantity", "invalid_field", "'quantity' must be 1...\(LedgerPlanner.maximumQuantity)")
+            throw APIError.badField("quantity", .invalidField, "'quantity' must be 1...\(LedgerPlanner.maximumQuantity)")
         }
         guard (1...LedgerPlanner.maximumIdentifierLength).contains(input.idempotencyKey.utf8.count) else {
-            throw APIError.badField("idempotencyKey", "invalid_field", "'idempotencyKey' has 1...\(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
+            throw APIError.badField("idempotencyKey", .invalidField, "'idempotencyKey' has 1...\(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
         }
         guard productId.utf8.count <= LedgerPlanner.maximumIdentifierLength else {
-            throw APIError.badField("productId", "invalid_path_parameter", "the product id has at most \(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
+            throw APIError.badField("productId", .invalidPathParameter, "the product id has at most \(LedgerPlanner.maximumIdentifierLength) UTF-8 bytes")
         }
         do throws(LedgerError) {
             let receipt = try await ledger.consume(productId, quantity: quantity, idempotencyKey: input.idempotencyKey, for: account, at: now())
@@ -79,5 +79,16 @@ extension Endpoints {
         } catch {
             throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
         }
+    }
+}
+
+extension Endpoints {
+    /// What an account holds, spending it, and refreshing it from Apple.
+    var accountRoutes: [Route] {
+        [
+            Route(.get, "/v1/accounts/:account/entitlements", .apiKey(.entitlementsRead), readEntitlements),
+            Route(.post, "/v1/accounts/:account/consumables/:productId/consume", .apiKey(.consumablesConsume), consume),
+            Route(.post, "/v1/accounts/:account/refresh", .apiKey(.accountsRefresh), refreshAccount),
+        ]
     }
 }

@@ -36,32 +36,23 @@ struct DeliveryPageReply: JSONWritable {
 }
 
 extension Endpoints {
-    var deliveryStore: any EventDeliveryStore {
-        get throws(APIError) {
-            guard let store = ledger as? any EventDeliveryStore else {
-                throw APIError(.notFound, "not_found", "this ledger keeps no webhook deliveries")
-            }
-            return store
-        }
-    }
-
     /// `GET /v1/webhooks/deliveries?status=&endpoint=&after=&limit=`: deliveries by sequence.
     @Sendable func readDeliveries(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         var status: EventDelivery.Status?
         if let text = query["status"].map(String.init) {
             guard let parsed = EventDelivery.Status(rawValue: text) else {
-                throw APIError(.badRequest, "invalid_query_parameter", "'status' is pending, delivered or failed", field: "status")
+                throw APIError(.badRequest, .invalidQueryParameter, "'status' is pending, delivered or failed", field: "status")
             }
             status = parsed
         }
         let endpoint = query["endpoint"].map(String.init)
         if let endpoint, !configuration.webhooks.contains(where: { $0.name == endpoint }) {
-            throw APIError(.badRequest, "invalid_query_parameter", "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
+            throw APIError(.badRequest, .invalidQueryParameter, "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
         }
         let after = try Self.integerQuery(query["after"].map(String.init), name: "after", default: 0, range: 0...Int64.max)
         let limit = try Self.integerQuery(query["limit"].map(String.init), name: "limit", default: 100, range: 1...Int64(maximumEventPage))
-        let store = try deliveryStore
+        let store = ledger
         do throws(LedgerError) {
             let deliveries = try await store.deliveries(endpoint: endpoint, status: status, after: after, limit: Int(limit))
             return JSONReply.response(DeliveryPageReply(deliveries: deliveries, cursor: deliveries.last?.sequence ?? after))
@@ -75,7 +66,7 @@ extension Endpoints {
     @Sendable func redeliver(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let endpoint = try Self.pathParameter("endpoint", context)
         let sequence = try Self.integerQuery(try Self.pathParameter("sequence", context), name: "sequence", default: 0, range: 1...Int64.max)
-        let store = try deliveryStore
+        let store = ledger
         let found: Bool
         do throws(LedgerError) {
             found = try await store.redeliver(endpoint: endpoint, sequence: sequence, at: now())
@@ -83,7 +74,7 @@ extension Endpoints {
             throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
         }
         guard found else {
-            throw APIError(.notFound, "delivery_not_found", "endpoint '\(endpoint)' has no delivery of event \(sequence)")
+            throw APIError(.notFound, .deliveryNotFound, "endpoint '\(endpoint)' has no delivery of event \(sequence)")
         }
         context.logger.notice("a webhook delivery was queued again", metadata: ["endpoint": "\(endpoint)", "sequence": "\(sequence)"])
         return JSONReply.response(RedeliveredReply(endpoint: endpoint, sequence: sequence), status: .accepted)
@@ -100,5 +91,15 @@ struct RedeliveredReply: JSONWritable {
             json.member("sequence", sequence)
             json.member("status", "pending")
         }
+    }
+}
+
+extension Endpoints {
+    /// The webhook deliveries of the event stream.
+    var webhookRoutes: [Route] {
+        [
+            Route(.get, "/v1/webhooks/deliveries", .apiKey(.webhooksManage), readDeliveries),
+            Route(.post, "/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", .apiKey(.webhooksManage), redeliver),
+        ]
     }
 }
