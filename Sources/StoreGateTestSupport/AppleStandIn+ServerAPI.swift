@@ -256,18 +256,10 @@ extension AppleStandIn {
                 }
             }
             router.put(RouterPath(stringLiteral: prefix + "/v2/transactions/consumption/:id")) { request, context in
-                try await self.serve(request, environment, "inApps/v2/transactions/consumption") { _, body in
-                    // Apple's rules: consent true, a delivery status, the sample flag.
-                    guard let id = context.parameters.get("id"),
-                          let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-                    else { return Self.response(for: .apiError(.generalBadRequest, httpStatus: 400)) }
-                    guard object["customerConsented"] as? Bool == true else {
-                        return Self.response(for: .apiError(.invalidCustomerConsented, httpStatus: 400))
-                    }
-                    guard object["deliveryStatus"] is String else { return Self.response(for: .apiError(.invalidDeliveryStatus, httpStatus: 400)) }
-                    guard object["sampleContentProvided"] is Bool else { return Self.response(for: .apiError(.invalidSampleContentProvided, httpStatus: 400)) }
-                    self.state.withLock { $0.consumptionRequests.append(ConsumptionCall(environment: environment, transactionId: id, body: body)) }
-                    return Response(status: .accepted)
+                try await self.serve(request, environment, "inApps/v2/transactions/consumption") { data, body in
+                    // Apple's documented rules, checked on the JSON received (AppleStandIn+Consumption).
+                    guard let id = context.parameters.get("id") else { return Self.response(for: .apiError(.invalidTransactionId, httpStatus: 400)) }
+                    return self.answerConsumption(body, transactionId: id, data: data, environment: environment)
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/test")) { request, _ in

@@ -63,6 +63,7 @@ public final class AppleStandIn: Sendable {
         var notificationURLs: [AppStoreEnvironment: String] = [:]
         var testDeliveries: [String: [(date: Date, result: String)]] = [:]
         var consumptionRequests: [ConsumptionCall] = []
+        var consumptionRefusals: [ConsumptionRefusalCall] = []
         var notificationDates: [String: Int64] = [:]
         var notificationWindows: [String: [String]] = [:]
     }
