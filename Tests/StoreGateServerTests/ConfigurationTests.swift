@@ -65,6 +65,7 @@ struct ConfigurationTests {
             "STOREGATE_CONSUMPTION": "consented",
             "STOREGATE_CONSUMPTION_SAMPLE_CONTENT": "on",
             "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "grant_prorated",
+            "STOREGATE_CONSUMPTION_REFUND_POLICY": "consumed>=80%:decline; age<7d:grant_full",
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -91,6 +92,7 @@ struct ConfigurationTests {
         #expect(configuration.consumption.customerConsented)
         #expect(configuration.consumption.sampleContentProvided)
         #expect(configuration.consumption.refundPreference == .grantProrated)
+        #expect(configuration.consumption.refundPolicy?.description == "consumed>=80%:decline; age<7d:grant_full")
         #expect(configuration.webhooks.first?.types == ["transaction.revoked"])
         #expect(configuration.startupWarnings.contains { $0.contains("webhook endpoint 'backend' is plain http") })
         let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -136,6 +138,8 @@ struct ConfigurationTests {
         ("STOREGATE_CONSUMPTION", "on"),
         ("STOREGATE_CONSUMPTION_SAMPLE_CONTENT", "sometimes"),
         ("STOREGATE_CONSUMPTION_REFUND_PREFERENCE", "grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "consumed>=50%:grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "decline"),
         ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
     ]
@@ -245,5 +249,23 @@ struct ConfigurationTests {
             }
             #expect(error.setting == "STOREGATE_EVENTS_RETENTION_DAYS")
         }
+    }
+
+    @Test("the refund policy is off by default and with none; the fixed preference keeps working beside it")
+    func refundPolicy() throws {
+        #expect(try ServerConfiguration.load(environment: [:]).consumption.refundPolicy == nil)
+        #expect(try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "none"]).consumption.refundPolicy == nil)
+        let both = try ServerConfiguration.load(environment: [
+            "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "decline", "STOREGATE_CONSUMPTION_REFUND_POLICY": "type=consumable & consumed<10%:grant_full",
+        ])
+        #expect(both.consumption.refundPreference == .decline)
+        #expect(both.consumption.refundPolicy?.rules == [
+            ConsumptionRefundPolicy.Rule([.productType(equals: true, .consumable), .consumed(.less, milliunits: 10_000)], .grantFull),
+        ])
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "*:decline; age<7y:grant_full"])
+        }
+        #expect(error.description.contains("rule 2"), "\(error)")
+        #expect(ServerConfiguration.Setting.consumptionRefundPolicy.flag == "--consumption-refund-policy")
     }
 }

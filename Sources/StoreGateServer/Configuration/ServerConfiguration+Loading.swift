@@ -149,6 +149,17 @@ extension ServerConfiguration {
                 throw ConfigurationError(setting, "'\(text)' is not none, decline, grant_full or grant_prorated")
             }
         }
+        if let text = reader.value(.consumptionRefundPolicy) {
+            if text.lowercased() == "none" {
+                configuration.consumption.refundPolicy = nil
+            } else {
+                do throws(SyncError) {
+                    configuration.consumption.refundPolicy = try ConsumptionRefundPolicy(parsing: text)
+                } catch {
+                    throw ConfigurationError(Setting.consumptionRefundPolicy.rawValue, error.reason)
+                }
+            }
+        }
         if let text = reader.value(.syncStart) {
             let formatter = ISO8601DateFormatter()
             var date = formatter.date(from: text)

@@ -94,7 +94,8 @@ public struct ServerConfiguration: Sendable {
     public var refreshOnFirstSight = true
     /// How `CONSUMPTION_REQUEST` notifications are answered (`STOREGATE_CONSUMPTION`: off by
     /// default, `consented` once the app collected its customers' consent;
-    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`;
+    /// `STOREGATE_CONSUMPTION_REFUND_POLICY`, rules choosing the preference per request).
     public var consumption = ConsumptionSettings()
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
@@ -161,6 +162,7 @@ public struct ServerConfiguration: Sendable {
             "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
             "appstore_sync": "\(isSyncConfigured ? "every \(syncSettings.interval.components.seconds) s" : "off")",
             "consumption_requests": isSyncConfigured && consumption.customerConsented ? "answered" : "off",
+            "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
         ]
     }
@@ -208,6 +210,7 @@ extension ServerConfiguration {
         case consumption = "STOREGATE_CONSUMPTION"
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
+        case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.

@@ -578,7 +578,11 @@ struct Console: Sendable {
         let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
             + ": \(requests[.sent]) sent, \(requests[.pending]) pending, \(requests[.expired]) expired, \(requests[.failed]) failed"
-            + (requests.lastError.map { " — last error: \($0)" } ?? "") + "."
+            + (requests.lastError.map { " — last error: \($0)" } ?? "")
+            + (requests.adjusted > 0
+                ? "; \(requests.adjusted) answer(s) changed to meet Apple's rules — latest, transaction \(requests.lastAdjustmentTransactionId ?? "?"): \(requests.lastAdjustment ?? "")"
+                : "")
+            + "."
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
