@@ -124,6 +124,10 @@ extension AppleStandIn {
         public let query: [String: [String]]
         /// The request body.
         public let body: [UInt8]
+        /// The HTTP method.
+        public var method: String = "GET"
+        /// The `User-Agent` header sent.
+        public var userAgent: String?
     }
 
     // MARK: Knobs
@@ -403,7 +407,10 @@ extension AppleStandIn {
             query[String(name), default: []].append(String(value))
         }
         state.withLock {
-            $0.serverAPIRequests.append(ServerAPICall(environment: environment, route: route, query: query, body: body))
+            $0.serverAPIRequests.append(ServerAPICall(
+                environment: environment, route: route, query: query, body: body,
+                method: request.method.rawValue, userAgent: request.headers[.userAgent]
+            ))
         }
         if let failure = try await admit(.serverAPI, route: "\(environment.rawValue.lowercased())/\(route)") {
             return Self.response(for: failure)

@@ -138,6 +138,8 @@ struct ConfigurationTests {
         ("STOREGATE_CONSUMPTION_REFUND_PREFERENCE", "grant_half"),
         ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_PRODUCTION", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_SANDBOX", "https://user:pw@api.example.com"),
     ]
 
     @Test("a bad value stops start-up with one line naming the setting and its flag", arguments: invalid)

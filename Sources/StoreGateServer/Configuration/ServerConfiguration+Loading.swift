@@ -118,14 +118,38 @@ extension ServerConfiguration {
         return configuration
     }
 
+    /// Where the App Store Server API is: `STOREGATE_APPSTORE_API_URL_PRODUCTION` and
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, each the exact base URL of its environment (Apple's
+    /// recommended domains when absent); or the older `STOREGATE_APPSTORE_API_URL`, a stand-in's
+    /// base with production at `URL/production` and sandbox at `URL/sandbox`. The older one
+    /// and either new one together are refused: which would win is not obvious.
+    private static func appStoreEndpoints(_ reader: SettingReader) throws(ConfigurationError) -> AppStoreServerAPIEndpoints {
+        let standIn = reader.value(.appStoreAPIURL)
+        let production = reader.value(.appStoreAPIURLProduction)
+        let sandbox = reader.value(.appStoreAPIURLSandbox)
+        for (setting, url) in [(Setting.appStoreAPIURL, standIn), (.appStoreAPIURLProduction, production), (.appStoreAPIURLSandbox, sandbox)] {
+            if let url, let problem = AppStoreServerAPIEndpoints.problem(withBaseURL: url) {
+                throw ConfigurationError(setting.rawValue, problem)
+            }
+        }
+        if let standIn {
+            if production != nil || sandbox != nil {
+                throw ConfigurationError(
+                    Setting.appStoreAPIURL.rawValue,
+                    "is set together with \(production != nil ? Setting.appStoreAPIURLProduction.rawValue : Setting.appStoreAPIURLSandbox.rawValue): set either it (a stand-in's base URL) or the per-environment URLs"
+                )
+            }
+            return AppStoreServerAPIEndpoints(standIn: standIn)
+        }
+        var endpoints = AppStoreServerAPIEndpoints.apple
+        if let production { endpoints = endpoints.replacing(.production, with: production) }
+        if let sandbox { endpoints = endpoints.replacing(.sandbox, with: sandbox) }
+        return endpoints
+    }
+
     /// The App Store sync's settings.
     private static func loadSync(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
-        if let url = reader.value(.appStoreAPIURL) {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost") else {
-                throw ConfigurationError(Setting.appStoreAPIURL.rawValue, "'\(url)' is not an https URL (plain http only on this machine, for a stand-in)")
-            }
-            configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
-        }
+        configuration.appStoreEndpoints = try appStoreEndpoints(reader)
         if let enabled = try reader.onOff(.sync) { configuration.syncEnabled = enabled }
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }

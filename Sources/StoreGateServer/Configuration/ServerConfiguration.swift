@@ -79,8 +79,9 @@ public struct ServerConfiguration: Sendable {
     public var sharedSecret: SharedSecret?
     /// App Store Server API credentials (validated at start-up; see the README).
     public var serverAPICredentials: AppStoreServerAPICredentials?
-    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
-    /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
+    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL_PRODUCTION`,
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, or a stand-in's `STOREGATE_APPSTORE_API_URL`):
+    /// Apple's recommended domains by default. Answers are verified to Apple's root either way.
     public var appStoreEndpoints: AppStoreServerAPIEndpoints = .apple
     /// Whether the App Store sync runs when Server API credentials are configured
     /// (`STOREGATE_SYNC`, default on).
@@ -199,6 +200,8 @@ extension ServerConfiguration {
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
         case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"
+        case appStoreAPIURLProduction = "STOREGATE_APPSTORE_API_URL_PRODUCTION"
+        case appStoreAPIURLSandbox = "STOREGATE_APPSTORE_API_URL_SANDBOX"
         case sync = "STOREGATE_SYNC"
         case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
