@@ -45,6 +45,7 @@ let package = Package(
         fuzzer("fuzz-request-json", ["StoreGateServer"]),
         fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateReceipt", "StoreGateAppStoreClient"], logging: true),
         fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
+        fuzzer("fuzz-server-api-actions", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
 
