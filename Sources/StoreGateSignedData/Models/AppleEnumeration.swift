@@ -64,6 +64,14 @@ struct MemberKey: CodingKey, ExpressibleByStringLiteral {
 }
 
 extension KeyedEncodingContainer where Key == MemberKey {
+    /// Writes the members a model kept without modelling them, after its own, as they came
+    /// (an integer stays an integer, an object keeps its members' order).
+    mutating func encodeUnknown(_ members: JSONObject) throws {
+        for member in members.members {
+            try encode(member.value, forKey: MemberKey(stringValue: member.key))
+        }
+    }
+
     /// Writes a date the way Apple does: milliseconds since 1970 (fractions kept to the microsecond).
     mutating func encodeMilliseconds(_ date: Date?, forKey key: MemberKey) throws {
         guard let date else { return }
