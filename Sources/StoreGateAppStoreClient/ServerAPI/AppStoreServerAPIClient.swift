@@ -9,9 +9,11 @@ public import StoreGateSignedData
 /// (cached, renewed before expiry). Transient failures are retried under the ``RetryPolicy``;
 /// HTTP 429 waits until its `Retry-After` time when that fits the deadline. Apple's error
 /// bodies become ``AppStoreClientError/Code/apiError`` with a typed ``AppStoreAPIErrorCode``.
-/// Every `signedTransactionInfo`, `signedRenewalInfo` and `signedPayload` is passed through
-/// the ``SignedPayloadVerifying`` before it is returned, and every verified transaction and
-/// notification must be for the credentials' bundle id.
+/// Every `signedTransactionInfo`, `signedRenewalInfo`, `signedPayload` and
+/// `signedAppTransactionInfo` is passed through the ``SignedPayloadVerifying`` before it is
+/// returned, and every verified transaction, app transaction and notification must be for the
+/// credentials' bundle id. Each request carries `User-Agent: StoreGate/<version>`; which
+/// failures are retried is ``AppStoreClientError/isRetryable``'s rule.
 public struct AppStoreServerAPIClient: Sendable {
     /// The environment Apple names.
     public let environment: AppStoreEnvironment
