@@ -25,13 +25,22 @@ public struct LedgerEvent: Sendable, Hashable {
 
         public static func < (lhs: EventType, rhs: EventType) -> Bool { lhs.rawValue < rhs.rawValue }
 
-        /// The account gained a purchase: the first transaction of a non-consumable, a
-        /// non-renewing or an auto-renewable subscription (a family claimed from
+        /// The account gained a purchase: a non-consumable, a non-renewing subscription, or
+        /// the original transaction of an auto-renewable family (a family claimed from
         /// notifications counts as gained when its proof is recorded).
+        ///
+        /// Every transaction gets the same events whatever order its facts arrive in: a
+        /// purchase whose refund the ledger learnt first is `purchase.recorded` followed by
+        /// ``transactionRevoked``, as when the refund comes later.
         public static let purchaseRecorded = EventType(rawValue: "purchase.recorded")
-        /// A later transaction of an auto-renewable family: a renewal, a resubscription, or a
-        /// switch to another product of the group.
+        /// A later transaction of an auto-renewable family (its transaction id is not the
+        /// family's original one): a renewal, a resubscription, or a switch to another product
+        /// of the group.
         public static let subscriptionRenewed = EventType(rawValue: "subscription.renewed")
+        /// The customer upgraded away from this transaction's product to another of its group:
+        /// the event's product stopped (its transaction is superseded); the family goes on
+        /// with the product in ``LedgerEvent/entitlement``.
+        public static let subscriptionUpgraded = EventType(rawValue: "subscription.upgraded")
         /// A subscription family moved between ``SubscriptionEntitlement/State`` values (active,
         /// grace period, billing retry, expired, revoked, upgraded); ``LedgerEvent/previousState``
         /// says from where. A period or grace period that ends is one too, with
@@ -59,7 +68,7 @@ public struct LedgerEvent: Sendable, Hashable {
 
         /// Every type this version emits.
         public static let all: [EventType] = [
-            .purchaseRecorded, .subscriptionRenewed, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
+            .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
             .consumableConsumed, .proofRefused,
         ]
