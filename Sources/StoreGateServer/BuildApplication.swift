@@ -68,6 +68,7 @@ public func buildApplication(
     // Background workers wait here until the ledger is migrated and reachable.
     let gate = StartGate()
     let workers = WorkerRegistry()
+    let catalog = CatalogStore(configuration.catalog, path: configuration.productsFile)
     let verification = ProofVerification(configuration: configuration, now: now)
     let sync = SyncRunner(
         configuration: configuration, verification: verification, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger,
@@ -80,6 +81,7 @@ public func buildApplication(
         appStore: sync?.access,
         metrics: metrics,
         workers: workers,
+        catalog: catalog,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
         logger: logger
@@ -104,6 +106,9 @@ public func buildApplication(
     app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
     app.addServices(sessions)  // expires old console sessions
+    if catalog.path != nil {
+        app.addServices(CatalogReloadService(store: catalog, logger: logger))
+    }
     // Periods and grace periods that end without a write still reach the event stream.
     var ledgerWorkers: [any PeriodicWorker] = [SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger, now: now)]
     if let retention = configuration.eventsRetention {

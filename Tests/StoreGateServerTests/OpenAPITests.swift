@@ -76,7 +76,8 @@ struct OpenAPITests {
         let configuration = try TestData.configuration()
         let endpoints = Endpoints(
             configuration: configuration, verification: ProofVerification(configuration: configuration, now: { Date() }), ledger: InMemoryLedger(),
-            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), now: { Date() }, openAPIDocument: nil,
+            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), catalog: CatalogStore(configuration.catalog, path: nil),
+            now: { Date() }, openAPIDocument: nil,
             logger: Logger(label: "storegate.tests")
         )
         return applicationRoutes(endpoints, console: Console(endpoints: endpoints, persist: MemoryPersistDriver()))
@@ -189,6 +190,12 @@ struct OpenAPITests {
             try await call(.get, "/v1/accounts/nobody/entitlements", entitlements, key: TestData.readerKey)
             try await call(.get, "/v1/accounts/%01/entitlements", entitlements)
             try await call(.get, "/v1/accounts/oa/entitlements", entitlements, key: nil)
+            let entitlement = "/v1/accounts/{account}/entitlements/{entitlement}"
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/gems", entitlement, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/nobody/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/nothing", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement, key: nil)
 
             let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
             let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"

@@ -53,10 +53,16 @@ enum TestData {
         try keys.add(name: "full", secret: fullKey)
         try keys.add(name: "reader", secret: readerKey, permissions: [.entitlementsRead])
         configuration.apiKeys = keys
-        configuration.catalog = ProductCatalog(products: [
-            coins: .init(type: .consumable),
-            pro: .init(type: .nonConsumable),
-        ])
+        configuration.catalog = ProductCatalog(
+            products: [
+                coins: .init(type: .consumable),
+                pro: .init(type: .nonConsumable),
+            ],
+            entitlements: [
+                "premium": EntitlementDefinition(products: [pro, monthly]),
+                "gems": EntitlementDefinition(currency: [coins: 10]),
+            ]
+        )
         return configuration
     }
 

@@ -63,6 +63,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let bundleIdNotAccepted = APIErrorCode(rawValue: "bundle_id_not_accepted")
     /// The endpoint needs App Store Server API credentials and the sync on.
     public static let appstoreNotConfigured = APIErrorCode(rawValue: "appstore_not_configured")
+    /// The catalog defines no such entitlement.
+    public static let unknownEntitlement = APIErrorCode(rawValue: "unknown_entitlement")
     /// No delivery of that event to that endpoint.
     public static let deliveryNotFound = APIErrorCode(rawValue: "delivery_not_found")
     /// The instance is shutting down; retry on another.
@@ -78,7 +80,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let serviceCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
-        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .deliveryNotFound, .shuttingDown, .ledgerUnavailable,
+        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .deliveryNotFound, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

@@ -72,13 +72,8 @@ extension ServerConfiguration {
 
         if let bytes = try reader.integer(.maxBodyBytes, in: 1024...(1 << 30)) { configuration.maxBodyBytes = bytes }
         if let path = reader.value(.productsFile) {
-            do {
-                configuration.catalog = try ProductCatalog(json: Array(try reader.fileText(.productsFile, path: path).utf8))
-            } catch let error as ConfigurationError {
-                throw error
-            } catch {
-                throw ConfigurationError(Setting.productsFile.rawValue, "not a product catalog: expected {\"products\": {\"ID\": {\"type\": \"Consumable\"}}}")
-            }
+            configuration.catalog = try Self.catalog(Array(try reader.fileText(.productsFile, path: path).utf8))
+            configuration.productsFile = path
         }
         if let path = reader.value(.webhooksFile) {
             configuration.webhooks = try Self.webhooks(Array(try reader.fileText(.webhooksFile, path: path).utf8))
@@ -305,6 +300,18 @@ struct SettingReader {
 }
 
 extension ServerConfiguration {
+    /// Reads and checks a product catalog (``ProductCatalog/init(json:)``).
+    ///
+    /// - Throws: ``ConfigurationError`` naming `STOREGATE_PRODUCTS_FILE` and, in one line, the
+    ///   bad entry.
+    static func catalog(_ bytes: [UInt8]) throws(ConfigurationError) -> ProductCatalog {
+        do throws(LedgerError) {
+            return try ProductCatalog(json: bytes)
+        } catch {
+            throw ConfigurationError(Setting.productsFile.rawValue, error.reason)
+        }
+    }
+
     /// Reads `{"endpoints": [{"name": "…", "url": "…", "secret": "…", "types": ["…"]}]}`.
     static func webhooks(_ bytes: [UInt8]) throws(ConfigurationError) -> [WebhookEndpoint] {
         let setting = Setting.webhooksFile.rawValue

@@ -100,8 +100,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
     public var limits: Limits = .default
-    /// Product types and subscription groups for proofs that do not state them (receipts).
+    /// Product types and subscription groups for proofs that do not state them (receipts), and
+    /// the app's entitlements (`STOREGATE_PRODUCTS_FILE`).
     public var catalog: ProductCatalog = ProductCatalog()
+    /// The file the catalog was read from: read again on SIGHUP.
+    public var productsFile: String?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
     /// SQLite's durability setting (default `normal`: survives the process being killed).

@@ -54,8 +54,27 @@ extension Endpoints {
     /// Everything the account holds now.
     @Sendable func readEntitlements(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
-        let entitlements = try await entitlements(account, context: context)
-        return JSONReply.response(EntitlementsReply(entitlements))
+        return JSONReply.response(entitlementsReply(try await entitlements(account, context: context)))
+    }
+
+    /// The reply of an account's holdings with the catalog's entitlements derived from them.
+    func entitlementsReply(_ holdings: Entitlements) -> EntitlementsReply {
+        EntitlementsReply(holdings, catalog: EntitlementResolver.resolve(holdings, catalog: catalog.current, at: holdings.date))
+    }
+
+    /// One entitlement now: the app's check before it unlocks a feature.
+    @Sendable func readEntitlement(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let account = try Self.account(try Self.pathParameter("account", context), field: "account")
+        let identifier = try Self.pathParameter("entitlement", context)
+        let catalog = self.catalog.current
+        guard catalog.entitlements[identifier] != nil else {
+            throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
+        }
+        let holdings = try await entitlements(account, context: context)
+        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, at: holdings.date) else {
+            throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
+        }
+        return JSONReply.response(EntitlementCheckReply(account: account.rawValue, asOf: holdings.date, entitlement: entitlement))
     }
 
     /// Consumes units of a consumable, atomically and idempotently.
@@ -87,6 +106,7 @@ extension Endpoints {
     var accountRoutes: [Route] {
         [
             Route(.get, "/v1/accounts/:account/entitlements", .apiKey(.entitlementsRead), readEntitlements),
+            Route(.get, "/v1/accounts/:account/entitlements/:entitlement", .apiKey(.entitlementsRead), readEntitlement),
             Route(.post, "/v1/accounts/:account/consumables/:productId/consume", .apiKey(.consumablesConsume), consume),
             Route(.post, "/v1/accounts/:account/refresh", .apiKey(.accountsRefresh), refreshAccount),
         ]
