@@ -35,6 +35,17 @@ public enum EventJSON {
             json.member("quantity", event.quantity)
             json.member("idempotencyKey", event.idempotencyKey)
             json.member("refusal", event.refusal)
+            if let grant = event.grant {
+                json.key("grant")
+                json.object { json in
+                    json.member("id", grant.id)
+                    json.member("entitlement", grant.entitlement)
+                    json.member("startsAt", grant.startsAt)
+                    json.member("expiresAt", grant.expiresAt)
+                    json.member("reason", grant.reason)
+                    json.member("actor", grant.actor)
+                }
+            }
             if let entitlement = event.entitlement {
                 json.key("entitlement")
                 json.object { json in

@@ -291,7 +291,8 @@ public final class PostgresLedger: Ledger {
         let date = date.ledgerNormalized
         let logger = self.logger
         let now = configuration.now()
-        return try await withConnection { connection in
+        let grants = try await emitEndedGrants(at: date, limit: limit)
+        return try await grants + withConnection { connection in
             let due = try await Self.rows(connection, """
                 SELECT environment, original_transaction_id FROM ledger_families
                 WHERE next_transition_at <= $1 ORDER BY next_transition_at, environment, original_transaction_id LIMIT $2

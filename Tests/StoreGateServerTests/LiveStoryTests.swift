@@ -171,6 +171,12 @@ final class SlowLedger: Ledger {
     }
     func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport { try await base.checkIntegrity() }
 
+    func grant(_ request: GrantRequest) async throws(LedgerError) -> GrantOutcome { try await base.grant(request) }
+    func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant {
+        try await base.revokeGrant(id, of: account, by: actor, reason: reason, at: date)
+    }
+    func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
+
     // Deliveries and leased states: the base's.
     func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
         try await base.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)

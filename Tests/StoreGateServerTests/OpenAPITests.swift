@@ -196,6 +196,22 @@ struct OpenAPITests {
             try await call(.get, "/v1/accounts/nobody/entitlements/premium", entitlement)
             try await call(.get, "/v1/accounts/oa/entitlements/nothing", entitlement)
             try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement, key: nil)
+            let grants = "/v1/accounts/{account}/grants"
+            let grantBody = try TestData.json(["entitlement": "premium", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "duration": "P8D", "reason": "support", "idempotencyKey": "g-1"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "nothing", "duration": "P7D", "reason": "r", "idempotencyKey": "g-2"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "reason": "r", "idempotencyKey": "g-3"]))
+            try await call(.get, "/v1/accounts/oa/grants", grants)
+            try await call(.get, "/v1/accounts/oa/grants", grants, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            let grantList = try await client.send(.get, "/v1/accounts/oa/grants", key: TestData.fullKey)
+            let grantId = try #require((try grantList.json["grants"] as? [[String: Any]])?.first?["id"] as? String)
+            let revoke = "/v1/accounts/{account}/grants/{grant}/revoke"
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/nope/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json([:]))
 
             let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
             let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"

@@ -41,6 +41,17 @@ extension LedgerEvent {
             json.member("quantity", quantity)
             json.member("idempotencyKey", idempotencyKey)
             json.member("refusal", refusal)
+            if let grant {
+                json.key("grant")
+                json.object { json in
+                    json.member("id", grant.id)
+                    json.member("entitlement", grant.entitlement)
+                    json.member("startsAt", grant.startsAt.ledgerMilliseconds)
+                    json.member("expiresAt", grant.expiresAt.ledgerMilliseconds)
+                    json.member("reason", grant.reason)
+                    json.member("actor", grant.actor)
+                }
+            }
             if let entitlement {
                 json.key("entitlement")
                 json.object { json in
@@ -108,6 +119,16 @@ extension LedgerEvent {
         } else {
             entitlement = nil
         }
+        var grant: Grant?
+        if let nested = fields.object("grant") {
+            var inner = StoredFields(object: nested)
+            grant = Grant(
+                id: inner.string("id") ?? "", entitlement: inner.string("entitlement") ?? "",
+                startsAt: inner.date("startsAt") ?? Date(ledgerMilliseconds: 0), expiresAt: inner.date("expiresAt") ?? Date(ledgerMilliseconds: 0),
+                reason: inner.string("reason") ?? "", actor: inner.string("actor")
+            )
+            try inner.check()
+        }
         let productId = fields.string("productId") ?? ""
         self.init(
             id: fields.string("id") ?? "",
@@ -133,7 +154,8 @@ extension LedgerEvent {
                 var copy = value
                 copy.balance?.productId = productId
                 return copy
-            }
+            },
+            grant: grant
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {

@@ -65,12 +65,19 @@ public struct LedgerEvent: Sendable, Hashable {
         /// A proof was refused because its purchase belongs to another account (receipt
         /// sharing, a replay); nothing else was written.
         public static let proofRefused = EventType(rawValue: "proof.refused")
+        /// Support or a backend granted an entitlement (``LedgerEvent/grant``; the event's
+        /// ``LedgerEvent/productId`` is the entitlement's identifier).
+        public static let grantCreated = EventType(rawValue: "grant.created")
+        /// A grant was revoked before its end.
+        public static let grantRevoked = EventType(rawValue: "grant.revoked")
+        /// A grant reached its end (source `time`: the subscription clock appends it).
+        public static let grantExpired = EventType(rawValue: "grant.expired")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
-            .consumableConsumed, .proofRefused,
+            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired,
         ]
     }
 
@@ -150,8 +157,35 @@ public struct LedgerEvent: Sendable, Hashable {
     public var idempotencyKey: String?
     /// ``EventType/proofRefused``: the ledger's error code.
     public var refusal: String?
-    /// The entitlement right after the change (`nil` for a refusal).
+    /// The entitlement right after the change (`nil` for a refusal and a grant's events).
     public var entitlement: Entitlement?
+    /// A grant's events: the grant.
+    public var grant: Grant?
+
+    /// The grant a grant's event is about.
+    public struct Grant: Sendable, Hashable {
+        /// The grant's id.
+        public var id: String
+        /// The entitlement granted.
+        public var entitlement: String
+        /// When it starts.
+        public var startsAt: Date
+        /// When it ends by itself.
+        public var expiresAt: Date
+        /// Why it was granted, or (grant.revoked) why it was revoked.
+        public var reason: String
+        /// Who granted or revoked it (an API key's name); `nil` for its end by time.
+        public var actor: String?
+
+        public init(id: String, entitlement: String, startsAt: Date, expiresAt: Date, reason: String, actor: String?) {
+            self.id = id
+            self.entitlement = entitlement
+            self.startsAt = startsAt
+            self.expiresAt = expiresAt
+            self.reason = reason
+            self.actor = actor
+        }
+    }
 
     public init(
         id: String, sequence: Int64, type: EventType, account: AccountID, productId: String,
@@ -159,7 +193,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?
+        entitlement: Entitlement?, grant: Grant? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -181,6 +215,7 @@ public struct LedgerEvent: Sendable, Hashable {
         self.idempotencyKey = idempotencyKey
         self.refusal = refusal
         self.entitlement = entitlement
+        self.grant = grant
     }
 }
 
@@ -188,4 +223,6 @@ public struct LedgerEvent: Sendable, Hashable {
 extension LedgerEvent {
     /// ``source`` of a consumption.
     public static let consumptionSource = "consumption"
+    /// ``source`` of a grant or its revocation.
+    public static let grantSource = "grant"
 }

@@ -63,6 +63,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let bundleIdNotAccepted = APIErrorCode(rawValue: "bundle_id_not_accepted")
     /// The endpoint needs App Store Server API credentials and the sync on.
     public static let appstoreNotConfigured = APIErrorCode(rawValue: "appstore_not_configured")
+    /// The account has no grant of that id.
+    public static let grantNotFound = APIErrorCode(rawValue: "grant_not_found")
     /// The catalog defines no such entitlement.
     public static let unknownEntitlement = APIErrorCode(rawValue: "unknown_entitlement")
     /// No delivery of that event to that endpoint.
@@ -80,7 +82,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let serviceCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
-        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .deliveryNotFound, .shuttingDown, .ledgerUnavailable,
+        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

@@ -25,6 +25,9 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case syncManage = "sync.manage"
     /// Refreshing an account from the App Store Server API (`POST /v1/accounts/{account}/refresh`).
     case accountsRefresh = "accounts.refresh"
+    /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
+    /// console's grant form.
+    case grantsManage = "grants.manage"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

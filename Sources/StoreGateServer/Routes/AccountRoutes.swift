@@ -54,12 +54,20 @@ extension Endpoints {
     /// Everything the account holds now.
     @Sendable func readEntitlements(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
-        return JSONReply.response(entitlementsReply(try await entitlements(account, context: context)))
+        async let grants = grants(account, context: context)
+        let holdings = try await entitlements(account, context: context)
+        return JSONReply.response(entitlementsReply(holdings, grants: try await grants))
     }
 
-    /// The reply of an account's holdings with the catalog's entitlements derived from them.
-    func entitlementsReply(_ holdings: Entitlements) -> EntitlementsReply {
-        EntitlementsReply(holdings, catalog: EntitlementResolver.resolve(holdings, catalog: catalog.current, at: holdings.date))
+    /// The reply of an account's holdings with the catalog's entitlements derived from them and
+    /// its grants.
+    func entitlementsReply(_ holdings: Entitlements, grants: [EntitlementGrant]) -> EntitlementsReply {
+        EntitlementsReply(holdings, catalog: EntitlementResolver.resolve(holdings, catalog: catalog.current, grants: grants, at: holdings.date))
+    }
+
+    /// The reply of a verification: the account's holdings and entitlements after it.
+    func entitlementsReply(_ holdings: Entitlements, context: StoreGateRequestContext) async throws(APIError) -> EntitlementsReply {
+        entitlementsReply(holdings, grants: try await grants(holdings.account, context: context))
     }
 
     /// One entitlement now: the app's check before it unlocks a feature.
@@ -70,8 +78,9 @@ extension Endpoints {
         guard catalog.entitlements[identifier] != nil else {
             throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
         }
+        async let grants = grants(account, context: context)
         let holdings = try await entitlements(account, context: context)
-        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, at: holdings.date) else {
+        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, grants: try await grants, at: holdings.date) else {
             throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
         }
         return JSONReply.response(EntitlementCheckReply(account: account.rawValue, asOf: holdings.date, entitlement: entitlement))

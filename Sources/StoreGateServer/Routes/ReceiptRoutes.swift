@@ -81,7 +81,7 @@ extension Endpoints {
             receipt: VerifyReceiptReceipt(verified.receipt),
             checks: verified.checks,
             recorded: RecordedReply(outcome),
-            entitlements: entitlementsReply(entitlements)
+            entitlements: try await entitlementsReply(entitlements, context: context)
         ))
     }
 
