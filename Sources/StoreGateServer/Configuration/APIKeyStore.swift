@@ -67,6 +67,11 @@ public struct APIKeyStore: Sendable {
     /// The names of the configured keys, sorted.
     public var names: [String] { keys.map(\.name).sorted() }
 
+    /// The permissions of the key named `name` (empty when there is none).
+    public func permissions(ofKeyNamed name: String) -> Set<Permission> {
+        keys.first { $0.name == name }?.permissions ?? []
+    }
+
     /// Whether no key is configured.
     public var isEmpty: Bool { keys.isEmpty }
 
