@@ -320,6 +320,7 @@ let package = Package(
             dependencies: [
                 "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
                 "StoreGateTestSupport",
+                "StoreGateEvents",  // the entitlement tracker, in the arrival-order property test
                 "StoreGateDevTools",  // the ledger-stress helper the process tests run
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -207,6 +207,10 @@ enum PostgresSchema {
             "CREATE INDEX ledger_grants_account ON ledger_grants (account_id, starts_at)",
             "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE NOT expiry_emitted AND revoked_at IS NULL",
         ]),
+        Migration(version: 11, description: "entitlement snapshots (what entitlement.changed last announced)", statements: [
+            "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
+            "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
+        ]),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

@@ -149,7 +149,7 @@ struct OpenAPITests {
     @Test("the live server's replies match it, for every endpoint and error", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
     func repliesMatch() async throws {
         try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
-        var configuration = try TestData.configuration()
+        var configuration = try TestData.entitlementsConfiguration()
         configuration.maxBodyBytes = 64 << 10
         let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
         let recorder = ExchangeRecorder()

@@ -72,12 +72,18 @@ public struct LedgerEvent: Sendable, Hashable {
         public static let grantRevoked = EventType(rawValue: "grant.revoked")
         /// A grant reached its end (source `time`: the subscription clock appends it).
         public static let grantExpired = EventType(rawValue: "grant.expired")
+        /// One of the catalog's entitlements flipped or its end moved for the account
+        /// (``LedgerEvent/change`` says from what to what; the event's
+        /// ``LedgerEvent/productId`` is the entitlement's identifier). Appended after the
+        /// facts that caused it by the entitlement tracker, once per change; replaying these
+        /// alone gives each account's entitlements.
+        public static let entitlementChanged = EventType(rawValue: "entitlement.changed")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
-            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired,
+            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .entitlementChanged,
         ]
     }
 
@@ -161,6 +167,24 @@ public struct LedgerEvent: Sendable, Hashable {
     public var entitlement: Entitlement?
     /// A grant's events: the grant.
     public var grant: Grant?
+    /// ``EventType/entitlementChanged``: the entitlement before and after.
+    public var change: Change?
+
+    /// An entitlement's change.
+    public struct Change: Sendable, Hashable {
+        /// The entitlement's identifier.
+        public var entitlement: String
+        /// As last announced (`nil`: never announced before).
+        public var before: EntitlementSnapshot.Item?
+        /// Now.
+        public var after: EntitlementSnapshot.Item
+
+        public init(entitlement: String, before: EntitlementSnapshot.Item?, after: EntitlementSnapshot.Item) {
+            self.entitlement = entitlement
+            self.before = before
+            self.after = after
+        }
+    }
 
     /// The grant a grant's event is about.
     public struct Grant: Sendable, Hashable {
@@ -193,7 +217,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?, grant: Grant? = nil
+        entitlement: Entitlement?, grant: Grant? = nil, change: Change? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -216,6 +240,7 @@ public struct LedgerEvent: Sendable, Hashable {
         self.refusal = refusal
         self.entitlement = entitlement
         self.grant = grant
+        self.change = change
     }
 }
 
