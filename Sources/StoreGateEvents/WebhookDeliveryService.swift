@@ -194,7 +194,7 @@ public final class WebhookDeliveryService: Service, Sendable {
             if case .held = result { return delivery }
             return nil
         }.min { $0.event.sequence < $1.event.sequence }
-        if let gone {
+        if gone != nil {
             // Before recording: this instance sends nothing more to it from now on.
             remember(.disabled(nil), of: endpoint, at: ContinuousClock.now)
         }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One webhook endpoint: where the ledger's events are sent, signed with each of its secrets.
 public struct WebhookEndpoint: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import Crypto
-public import StoreGateCore
+import StoreGateCore
 
 /// One signing secret of a webhook endpoint, as configured, and the key each signature
 /// scheme derives from it.
