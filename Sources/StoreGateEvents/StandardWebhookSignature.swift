@@ -52,6 +52,7 @@ public enum StandardWebhookSignature {
         /// The timestamp is further from now than the tolerance (a replay, or a wrong clock).
         case outsideTolerance(seconds: Int64)
 
+        /// What failed, for people (never a secret).
         public var description: String {
             switch self {
             case .malformedHeader: return "the webhook-id, webhook-timestamp or webhook-signature header is missing or malformed"

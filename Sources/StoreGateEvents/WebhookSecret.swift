@@ -83,7 +83,9 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible, Custom
         return standardPrefix + key.withUnsafeBytes { Base64.encode(Array($0)) }
     }
 
+    /// The form only, never the secret: `WebhookSecret(standard, redacted)`.
     public var description: String { "WebhookSecret(\(form.rawValue), redacted)" }
+    /// As ``description``.
     public var debugDescription: String { description }
 
     /// The key of `whsec_<base64>` (standard alphabet, padding optional, nothing else);
