@@ -245,6 +245,9 @@ extension ServerConfiguration {
         for endpoint in webhooks where endpoint.sendsInClearOffHost {
             warnings.append("webhook endpoint '\(endpoint.name)' is plain http to another host: its events (accounts, purchases) cross the network unencrypted")
         }
+        for endpoint in webhooks {
+            warnings += endpoint.secretWarnings
+        }
         return warnings
     }
 }

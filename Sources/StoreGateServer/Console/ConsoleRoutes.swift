@@ -587,6 +587,9 @@ struct Console: Sendable {
             let delivered: Int
             let failed: Int
             let hasFailed: Bool
+            /// `enabled`, or `disabled (410 at …)` after a receiver's 410 Gone.
+            let state: String
+            let isDisabled: Bool
         }
 
         let layout: Layout
@@ -631,18 +634,27 @@ struct Console: Sendable {
             context.logger.warning("console: a system read failed", metadata: ["part": "\(what)", "ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
         }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
+        var states: [String: WebhookEndpointState] = [:]
         if !configuration.webhooks.isEmpty {
             do throws(LedgerError) {
                 counts = try await ledger.deliveryCounts()
+                states = try await WebhookEndpointState.all(in: ledger)
             } catch {
                 failed("webhook deliveries", error)
             }
         }
         let webhooks = configuration.webhooks.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
+            let state: String
+            switch states[endpoint.name] ?? .enabled {
+            case .enabled: state = "enabled"
+            case .disabled(let disabling?): state = "disabled (\(disabling.status) at \(ConsoleViews.time(disabling.disabledDate)))"
+            case .disabled(nil): state = "disabled"
+            }
             return SystemPage.Webhook(
                 name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
-                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
+                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
+                state: state, isDisabled: states[endpoint.name]?.isDisabled ?? false
             )
         }
         let syncs: [SystemPage.Sync]
