@@ -120,7 +120,7 @@ public protocol Ledger: LedgerBrowsing {
 
     /// Appends the subscription state changes that time alone made up to `date` — a period
     /// or a grace period ending — for at most `limit` families whose next such moment has
-    /// passed, in one transaction (``SubscriptionClock``). Each family's transitions are
+    /// passed, in one transaction (`SubscriptionClock`). Each family's transitions are
     /// appended once, however many instances call this at once.
     ///
     /// - Parameters:
