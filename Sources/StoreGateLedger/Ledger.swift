@@ -164,7 +164,7 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning
 
     /// Appends the changes that time alone made up to `date` — a subscription period or grace
-    /// period ending (``SubscriptionClock``), a grant reaching its end (`grant.expired`) — for
+    /// period ending (`SubscriptionClock`), a grant reaching its end (`grant.expired`) — for
     /// at most `limit` families and at most `limit` grants whose moment has passed, in one
     /// transaction. Each is appended once, however many instances call this at once.
     ///

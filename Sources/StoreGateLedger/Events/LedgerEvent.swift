@@ -146,7 +146,7 @@ public struct LedgerEvent: Sendable, Hashable {
     public var occurredAt: Date
     /// When the ledger recorded it.
     public var recordedAt: Date
-    /// What the change came from: a ``ProofKind`` raw value, `consumption`
+    /// What the change came from: a `ProofKind` raw value, `consumption`
     /// (``consumptionSource``), or `time` (``timeSource``: a period or grace period ended).
     public var source: String
     /// The notification that caused it, when one did.

@@ -77,7 +77,7 @@ public struct ServerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// The app-specific shared secret `/verifyReceipt` checks `password` against.
     public var sharedSecret: SharedSecret?
-    /// App Store Server API credentials (validated at start-up; see the README).
+    /// App Store Server API credentials (validated at start-up; see docs/configuration.md).
     public var serverAPICredentials: AppStoreServerAPICredentials?
     /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
     /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
