@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
+        .library(name: "StoreGateWorkers", targets: ["StoreGateWorkers"]),
         .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
         .library(name: "StoreGateSync", targets: ["StoreGateSync"]),
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
@@ -165,12 +166,25 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The one shape of every background worker: a round on a schedule, backoff after a
+        // failure, the same metrics, a start gate (the ledger migrated) and a health registry.
+        .target(
+            name: "StoreGateWorkers",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "StoreGateEvents",
             dependencies: [
                 "StoreGateCore",
                 "StoreGateLedger",
                 "StoreGateAppStoreClient",  // its HTTP transport: strict TLS, no redirects, a deadline per attempt
+                "StoreGateWorkers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -186,6 +200,7 @@ let package = Package(
                 "StoreGateCore",
                 "StoreGateLedger",
                 "StoreGateAppStoreClient",
+                "StoreGateWorkers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -205,6 +220,7 @@ let package = Package(
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
                 "StoreGateEvents",
+                "StoreGateWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -325,6 +341,7 @@ let package = Package(
             dependencies: [
                 "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
                 "StoreGateTestSupport",
+                "StoreGateEvents",  // the entitlement tracker, in the arrival-order property test
                 "StoreGateDevTools",  // the ledger-stress helper the process tests run
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -335,7 +352,7 @@ let package = Package(
             name: "StoreGateServerTests",
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync",
+                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -349,7 +366,7 @@ let package = Package(
             name: "StoreGateEventsTests",
             dependencies: [
                 "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient",
+                "StoreGateAppStoreClient", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -362,10 +379,20 @@ let package = Package(
             name: "StoreGateSyncTests",
             dependencies: [
                 "StoreGateSync", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient", "StoreGateSignedData",
+                "StoreGateAppStoreClient", "StoreGateSignedData", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateWorkersTests",
+            dependencies: [
+                "StoreGateWorkers", "StoreGateCore",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),

@@ -2,8 +2,8 @@
 import PackageDescription
 
 // StoreGate's libFuzzer targets: a package of its own, so that `swift build` / `swift test` of
-// StoreGate never see them. Build and run them with Scripts/fuzz.sh (see the README's
-// "Fuzzing" section), which passes `-sanitize=fuzzer,address` and uses its own scratch path.
+// StoreGate never see them. Build and run them with Scripts/fuzz.sh (see
+// docs/fuzzing.md), which passes `-sanitize=fuzzer,address` and uses its own scratch path.
 
 /// A StoreGate module, from the package one directory up.
 func storeGate(_ module: String) -> Target.Dependency {

@@ -45,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("database-timeout-ms"), help: "Longest wait for the database before a request answers 503 retryable (STOREGATE_DATABASE_TIMEOUT_MS; default 2000).") var databaseTimeoutMilliseconds: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
     @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
-    @Option(name: .customLong("webhooks-file"), help: "Webhook endpoints JSON: {\"endpoints\": [{\"name\", \"url\", \"secret\", \"types\"}]} (STOREGATE_WEBHOOKS_FILE).") var webhooksFile: String?
+    @Option(name: .customLong("webhooks-file"), help: "Webhook endpoints JSON: {\"endpoints\": [{\"name\", \"url\", \"secrets\": [\"…\"] (or \"secret\"), \"types\"}]} (STOREGATE_WEBHOOKS_FILE; docs/webhooks-signatures.md).") var webhooksFile: String?
     @Option(name: .customLong("events-retention-days"), help: "Delete events recorded longer ago, 7-36500, never one still owed to a webhook endpoint (STOREGATE_EVENTS_RETENTION_DAYS; default: keep all).") var eventsRetentionDays: String?
     @Option(name: .customLong("console-session-minutes"), help: "How long a console sign-in lasts, 1-1440 (STOREGATE_CONSOLE_SESSION_MINUTES; default 480).") var consoleSessionMinutes: String?
     @Option(name: .customLong("console-secure-cookies"), help: "true: console cookies always Secure (STOREGATE_CONSOLE_SECURE_COOKIES; default false).") var consoleSecureCookies: String?

@@ -47,6 +47,12 @@ public struct ChainError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
+
+        /// Every code, for vocabularies built on this one (the HTTP API's error codes).
+        public static let all: [Code] = [
+            .noCertificates, .malformedCertificate, .untrustedRoot, .notPinned, .leafMarkerMissing, .intermediateMarkerMissing,
+            .notValidAtSigningTime, .wrongOrder, .wrongLength, .unsupportedKey, .invalidChain,
+        ]
     }
 
     /// What failed.

@@ -123,7 +123,7 @@ enum EventsBenchmark {
     /// Records `count` more operations, then measures how fast the webhook service delivers
     /// their events to a local receiver.
     static func deliver(_ ledger: any Ledger, label: String, count: Int, accounts: Int, offset: Int) async throws {
-        guard let store = ledger as? any EventDeliveryStore else { return }
+        let store = ledger
         let secret = "whsec_bench-secret-0123456789"
         let logger = Logger(label: "storegate.bench", factory: { _ in SwiftLogNoOpLogHandler() })
         let transport = AsyncHTTPClientTransport(logger: logger)

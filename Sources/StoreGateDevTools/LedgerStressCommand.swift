@@ -84,7 +84,7 @@ struct LedgerStressCommand: AsyncParsableCommand {
 
         func run() async throws {
             let ledger = try await target.open()
-            guard let store = ledger as? any EventDeliveryStore else { throw CLIError("this ledger keeps no deliveries") }
+            let store = ledger
             var policy = WebhookDeliveryPolicy()
             policy.attemptTimeout = .milliseconds(attemptTimeoutMs)
             policy.leaseMargin = .milliseconds(leaseMarginMs)

@@ -116,7 +116,7 @@ enum SyncBenchmark {
                 total.outcome = report.outcome
                 total.pages += report.pages
                 total.recovered += report.recovered
-                total.error = report.error
+                total.error = report.error.map { "\($0)" }
                 samples.append(BenchSupport.anonymousMemory() ?? 0)
             }
             let seconds = Double(BenchSupport.now() - start) / 1e9

@@ -1,8 +1,8 @@
 public import Foundation
 public import Logging
 import CoreMetrics
-public import ServiceLifecycle
 public import StoreGateLedger
+public import StoreGateWorkers
 
 /// Appends the subscription state changes that time alone makes — a period or a grace period
 /// ending — to the ledger's event stream, every `interval`
@@ -11,15 +11,17 @@ public import StoreGateLedger
 /// Runs on every instance: the ledger appends each transition once however many clocks run
 /// (SQLite serializes writers; PostgreSQL refuses the second write of a family and the clock
 /// moves on). A transition reaches the stream at most `interval` after its moment, or earlier
-/// when a write to the family comes first.
-public struct SubscriptionClockService: Service {
+/// when a write to the family comes first. A round the ledger fails is tried again after the
+/// worker's backoff (``PeriodicService``); the families stay due until then.
+public struct SubscriptionClockService: PeriodicWorker {
     let ledger: any Ledger
-    let interval: Duration
     let batch: Int
     let logger: Logger
     let now: @Sendable () -> Date
+    public let schedule: WorkerSchedule
     private let due = Counter(label: "storegate_events_clock_families_total")
-    private let failures = Counter(label: "storegate_events_clock_failures_total")
+
+    public var workerName: String { "subscription_clock" }
 
     /// - Parameters:
     ///   - ledger: The ledger whose families it watches.
@@ -31,36 +33,48 @@ public struct SubscriptionClockService: Service {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.ledger = ledger
-        self.interval = interval
+        self.schedule = WorkerSchedule(interval: interval)
         self.batch = batch
         self.logger = logger
         self.now = now
     }
 
-    public func run() async throws {
-        await repeatEvery(interval) { _ = await self.tick() }
+    public func round() async throws -> WorkerPace {
+        try await emitDue()
+        return .idle
     }
 
     /// Takes every due family, a batch at a time.
+    ///
     /// - Returns: How many families were due.
+    /// - Throws: The ledger's error; the families stay due.
     @discardableResult
-    public func tick() async -> Int {
+    public func emitDue() async throws(LedgerError) -> Int {
         var total = 0
-        do throws(LedgerError) {
-            while !Task.isCancelled {
-                let count = try await ledger.emitElapsedTransitions(until: now(), limit: batch)
-                total += count
-                if count < batch { break }
+        defer {
+            if total > 0 {
+                due.increment(by: total)
+                logger.debug("appended time-driven subscription transitions", metadata: ["families": "\(total)"])
             }
-        } catch {
-            // The database is unavailable: the families stay due for the next tick.
-            failures.increment()
-            logger.warning("the subscription clock could not run", metadata: ["error": "\(error.code)", "reason": "\(error.reason)"])
         }
-        if total > 0 {
-            due.increment(by: total)
-            logger.debug("appended time-driven subscription transitions", metadata: ["families": "\(total)"])
+        while !Task.isCancelled {
+            let count = try await ledger.emitElapsedTransitions(until: now(), limit: batch)
+            total += count
+            if count < batch { break }
         }
         return total
+    }
+
+    /// One round, its failure logged rather than thrown (see ``emitDue()``).
+    ///
+    /// - Returns: How many families were due (0 when the ledger failed).
+    @discardableResult
+    public func tick() async -> Int {
+        do throws(LedgerError) {
+            return try await emitDue()
+        } catch {
+            logger.warning("the subscription clock could not run", metadata: ["error": "\(error.code)", "reason": "\(error.reason)"])
+            return 0
+        }
     }
 }

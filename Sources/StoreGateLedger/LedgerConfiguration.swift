@@ -1,7 +1,9 @@
 public import Logging
 
+public import Foundation
+
 /// What every ledger backend is configured with: the product catalog, the account-token
-/// policy, encryption at rest and a logger.
+/// policy, encryption at rest, a logger and a clock.
 public struct LedgerConfiguration: Sendable {
     /// Product types and subscription groups for proofs that do not state them.
     public var catalog: ProductCatalog
@@ -11,6 +13,9 @@ public struct LedgerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// Where the ledger logs (debug and trace only; never proofs or keys).
     public var logger: Logger
+    /// The ledger's clock: when a change is recorded (events' `recordedAt`, a lease's start,
+    /// a migration's stamp). Times a caller passes (`at:`) are the caller's.
+    public var now: @Sendable () -> Date
 
     /// Creates a configuration.
     ///
@@ -20,16 +25,19 @@ public struct LedgerConfiguration: Sendable {
     ///   - encryption: Keys for raw proofs at rest (default none: raw proofs are not stored).
     ///   - logger: The ledger's logger: pass the application's. Without one the ledger logs
     ///     nothing (a library does not write to a log nobody gave it).
+    ///   - now: The clock (default: the system's).
     public init(
         catalog: ProductCatalog = ProductCatalog(),
         accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID,
         encryption: ProofEncryption? = nil,
-        logger: Logger = Logger(label: "storegate.ledger", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "storegate.ledger", factory: { _ in SwiftLogNoOpLogHandler() }),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.catalog = catalog
         self.accountTokenPolicy = accountTokenPolicy
         self.encryption = encryption
         self.logger = logger
+        self.now = now
     }
 
     /// Whether raw proofs are encrypted at rest.

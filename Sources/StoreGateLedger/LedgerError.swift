@@ -7,7 +7,7 @@
 public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The machine-readable failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Backing: String, Hashable, Sendable {
+        private enum Backing: String, Hashable, Sendable, CaseIterable {
             case invalidAccount = "invalid_account"
             case invalidArgument = "invalid_argument"
             case environmentMismatch = "environment_mismatch"
@@ -25,6 +25,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case schemaTooNew = "schema_too_new"
             case closed = "closed"
             case cursorExpired = "cursor_expired"
+            case corruptState = "corrupt_state"
+            case grantNotFound = "grant_not_found"
         }
 
         private let backing: Backing
@@ -67,9 +69,17 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// (``Ledger/pruneEvents(recordedBefore:limit:)``): reading on would skip them. Start
         /// again from the oldest kept (cursor 0) and reconcile.
         public static let cursorExpired = Code(.cursorExpired)
+        /// A background job's stored state (a ``LeasedState``) does not decode as the type
+        /// that job keeps there: it is reported, never silently reset.
+        public static let corruptState = Code(.corruptState)
+        /// The account has no grant of that id.
+        public static let grantNotFound = Code(.grantNotFound)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
+
+        /// Every code (the HTTP API's error codes are built from it).
+        public static let all: [Code] = Backing.allCases.map(Code.init)
     }
 
     /// What failed.
@@ -98,6 +108,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - productId: The product concerned, if any.
     ///   - available: The available balance, for ``Code/insufficientBalance``.
     ///   - isRetryable: Whether the same call may succeed later.
+    ///   - file: The source file that raises it (the caller's, by default).
+    ///   - line: The source line that raises it (the caller's, by default).
     public init(
         _ code: Code,
         reason: String,

@@ -20,10 +20,11 @@ public struct LedgerFacade: Sendable {
     ///
     /// - Parameters:
     ///   - ledger: The store.
-    ///   - now: The clock deciding time-dependent answers (subscriptions); the system clock by default.
-    public init(ledger: any Ledger, now: @escaping @Sendable () -> Date = { Date() }) {
+    ///   - now: The clock deciding time-dependent answers (subscriptions); the ledger's clock
+    ///     (``LedgerConfiguration/now``) by default.
+    public init(ledger: any Ledger, now: (@Sendable () -> Date)? = nil) {
         self.ledger = ledger
-        self.now = now
+        self.now = now ?? ledger.configuration.now
     }
 
     /// Records a verified proof (a receipt, a signed transaction) for `account`.

@@ -55,7 +55,7 @@ enum PostgresDeliveries {
     }
 }
 
-extension PostgresLedger: EventDeliveryStore {
+extension PostgresLedger {
     public func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
         try LedgerPlanner.checkDeliveryArguments(endpoint: endpoint, limit: limit)
         let logger = self.logger

@@ -6,7 +6,7 @@ public import StoreGateLedger
 /// Leased states in PostgreSQL (schema 5), shared by every instance. Taking a lease is one
 /// upsert whose update applies only when the lease is free, ran out or is the taker's own:
 /// concurrent takers serialize on the row, and exactly one of them gets it.
-extension PostgresLedger: LeasedStateStore {
+extension PostgresLedger {
     public func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
         try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
         let logger = self.logger

@@ -218,7 +218,7 @@ extension PostgresLedger {
                 let renewal = try decodeRenewal(row)
                 records.renewals[renewal.key] = renewal
             case "n":
-                records.notifications.append(NotificationSummary(
+                records.notifications.append(RecordedNotification(
                     notificationUUID: try row.text(2),
                     notificationType: try row.text(7),
                     subtype: try row.optionalText(9),
@@ -239,7 +239,7 @@ extension PostgresLedger {
     // MARK: Storing
 
     /// Writes `plan` with `ledger_apply_v4`, in one round trip and one implicit transaction.
-    static func apply(_ plan: LedgerWritePlan, loaded: Loaded, _ connection: PostgresConnection, logger: Logger) async throws {
+    static func apply(_ plan: LedgerWritePlan, loaded: Loaded, at date: Date, _ connection: PostgresConnection, logger: Logger) async throws {
         let claimed = Set(plan.familyClaims.map(\.key))
         let unowned = loaded.state.families.values
             .filter { $0.account == nil && !claimed.contains($0.key) }
@@ -247,7 +247,7 @@ extension PostgresLedger {
             .sorted()
         let document = PostgresPlanJSON.encode(
             plan, revisions: loaded.revisions, familyRevisions: loaded.familyRevisions, unownedFamilies: unowned,
-            now: Date().ledgerMilliseconds
+            now: date.ledgerMilliseconds
         )
         let sealed = plan.proof?.sealed.map { PostgresValue.bytes($0.combined) } ?? .null
         _ = try await execute(
@@ -256,10 +256,10 @@ extension PostgresLedger {
     }
 
     /// Appends events alone (a refusal), numbered as any plan's.
-    static func appendEvents(_ events: [LedgerEvent], _ connection: PostgresConnection, logger: Logger) async throws {
+    static func appendEvents(_ events: [LedgerEvent], at date: Date, _ connection: PostgresConnection, logger: Logger) async throws {
         var plan = LedgerWritePlan()
         plan.events = events
-        let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: Date().ledgerMilliseconds)
+        let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: date.ledgerMilliseconds)
         _ = try await execute(
             ApplyWithEventsSQL.self, connection, [.text(document), .null] + PostgresPlanJSON.eventParameters(events), logger: logger
         )
@@ -320,14 +320,15 @@ extension PostgresLedger {
         """
 
     static func consume(
-        _ connection: PostgresConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, logger: Logger
+        _ connection: PostgresConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, recordedAt: Date,
+        logger: Logger
     ) async throws -> ConsumptionReceipt {
         let at = date.ledgerNormalized
         let rows = try await execute(
             ConsumeWithEventSQL.self, connection,
             [
                 .text(account.rawValue), .text(productId), .integer(Int64(quantity)), .text(key), .integer(at.ledgerMilliseconds),
-                .text(UUID().uuidString.lowercased()), .integer(Date().ledgerMilliseconds),
+                .text(UUID().uuidString.lowercased()), .integer(recordedAt.ledgerMilliseconds),
             ],
             logger: logger
         )

@@ -9,9 +9,10 @@ import Synchronization
 /// PostgresNIO's `PostgresClient` connection pool.
 ///
 /// Every invariant is enforced by the database, not by process memory. Recording is two
-/// round trips: `ledger_load_v1` reads the rows the change touches, the shared planner decides,
-/// and `ledger_apply_v1` (PL/pgSQL functions created by the migrations) writes the plan in
-/// one implicit transaction after checking, under row locks, that what the plan read has not
+/// round trips: a load function reads the rows the change touches (``LoadWithEventsSQL``), the
+/// shared planner decides, and the apply function (``ApplyWithEventsSQL``; PL/pgSQL functions
+/// created by the migrations, ``PostgresFunctions``) writes the plan and its events in one
+/// implicit transaction after checking, under row locks, that what the plan read has not
 /// changed (transaction revisions, unowned families); primary keys refuse a second insert of
 /// the same transaction, family or notification. A failed check or a lost insert race
 /// (`serialization_failure`, `unique_violation`) makes the client read again, plan again
@@ -118,8 +119,9 @@ public final class PostgresLedger: Ledger {
     ///   storage error.
     public func migrate() async throws(LedgerError) {
         let logger = self.logger
+        let now = configuration.now()
         try await transaction(bounded: false) { connection in
-            try await PostgresSchema.migrate(connection, logger: logger, now: Date().ledgerMilliseconds)
+            try await PostgresSchema.migrate(connection, logger: logger, now: now.ledgerMilliseconds)
         }
         logger.debug("migrated the PostgreSQL ledger")
     }
@@ -129,7 +131,8 @@ public final class PostgresLedger: Ledger {
     @discardableResult
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
         try await metrics.measureRecord { () throws(LedgerError) in
-            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let now = configuration.now()
+            let prepared = try planner.prepare(proof, for: account, receivedAt: now)
             let planner = self.planner
             let logger = self.logger
             return try await withConnection { connection in
@@ -138,12 +141,12 @@ public final class PostgresLedger: Ledger {
                 )
                 do {
                     let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
-                    try await Self.apply(plan, loaded: loaded, connection, logger: logger)
+                    try await Self.apply(plan, loaded: loaded, at: now, connection, logger: logger)
                     return Result<RecordOutcome, LedgerError>.success(outcome)
                 } catch let error as LedgerError {
                     // A refusal stores its event, and nothing else.
                     guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
-                    try await Self.appendEvents([refusal], connection, logger: logger)
+                    try await Self.appendEvents([refusal], at: now, connection, logger: logger)
                     return .failure(error)
                 }
             }.get()
@@ -153,7 +156,8 @@ public final class PostgresLedger: Ledger {
     @discardableResult
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
         try await metrics.measureNotification { () throws(LedgerError) in
-            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let now = configuration.now()
+            let prepared = try planner.prepare(notification, receivedAt: now)
             let planner = self.planner
             let logger = self.logger
             return try await withConnection { connection -> NotificationOutcome in
@@ -166,7 +170,7 @@ public final class PostgresLedger: Ledger {
                     return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
                 }
                 let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
-                try await Self.apply(plan, loaded: loaded, connection, logger: logger)
+                try await Self.apply(plan, loaded: loaded, at: now, connection, logger: logger)
                 return outcome
             }
         }
@@ -198,8 +202,12 @@ public final class PostgresLedger: Ledger {
         try await metrics.measureConsumption { () throws(LedgerError) in
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
             let logger = self.logger
+            let recordedAt = configuration.now()
             return try await withConnection { connection in
-                try await Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, logger: logger)
+                try await Self.consume(
+                    connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, recordedAt: recordedAt,
+                    logger: logger
+                )
             }
         }
     }
@@ -283,7 +291,9 @@ public final class PostgresLedger: Ledger {
         try SubscriptionClock.checkLimit(limit)
         let date = date.ledgerNormalized
         let logger = self.logger
-        return try await withConnection { connection in
+        let now = configuration.now()
+        let grants = try await emitEndedGrants(at: date, limit: limit)
+        return try await grants + withConnection { connection in
             let due = try await Self.rows(connection, """
                 SELECT environment, original_transaction_id FROM ledger_families
                 WHERE next_transition_at <= $1 ORDER BY next_transition_at, environment, original_transaction_id LIMIT $2
@@ -296,7 +306,7 @@ public final class PostgresLedger: Ledger {
             guard !stillDue.isEmpty else { return 0 }
             var plan = LedgerWritePlan()
             (plan.events, plan.nextTransitions) = SubscriptionClock.transitions(of: stillDue, in: loaded.state, until: date)
-            try await Self.apply(plan, loaded: loaded, connection, logger: logger)
+            try await Self.apply(plan, loaded: loaded, at: now, connection, logger: logger)
             return stillDue.count
         }
     }

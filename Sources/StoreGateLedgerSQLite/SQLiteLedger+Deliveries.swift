@@ -4,7 +4,7 @@ public import StoreGateLedger
 
 /// Webhook deliveries in the SQLite file (schema 3). One writer at a time, so a claim is a
 /// read and an update in one write transaction.
-extension SQLiteLedger: EventDeliveryStore {
+extension SQLiteLedger {
     static let deliveryColumns = """
         endpoint, sequence, event_id, event_type, account_id, status, attempts, first_attempt_at, next_attempt_at, \
         last_status, last_error, delivered_at

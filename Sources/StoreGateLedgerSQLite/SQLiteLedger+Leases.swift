@@ -3,7 +3,7 @@ public import StoreGateLedger
 
 /// Leased states in the SQLite file (schema 5). Writes are serialized by the file's write
 /// lock, so taking a lease is a read and an upsert in one write transaction.
-extension SQLiteLedger: LeasedStateStore {
+extension SQLiteLedger {
     public func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
         try LedgerPlanner.checkLeaseArguments(name: name, holder: holder)
         let now = now.ledgerMilliseconds

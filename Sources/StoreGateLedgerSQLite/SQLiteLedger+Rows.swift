@@ -27,7 +27,7 @@ extension SQLiteLedger {
     static let selectByAccount = ofAccount(transactionColumns, "ledger_transactions") + " AND x.account_id = ?1"
     /// An account's renewal infos.
     static let selectRenewalsOfAccount = ofAccount(renewalColumns, "ledger_renewals")
-    /// An account's notifications, as ``NotificationSummary`` reads them.
+    /// An account's notifications, as ``RecordedNotification`` reads them.
     static let selectNotificationsOfAccount = ofAccount(
         "notification_uuid, notification_type, subtype, signed_date, environment, transaction_id, original_transaction_id",
         "ledger_notifications"
@@ -112,7 +112,7 @@ extension SQLiteLedger {
             }
         }
         try connection.query(selectNotificationsOfAccount, [id]) { row throws(LedgerError) in
-            records.notifications.append(NotificationSummary(
+            records.notifications.append(RecordedNotification(
                 notificationUUID: row.text(0),
                 notificationType: row.text(1),
                 subtype: row.optionalText(2),
@@ -132,8 +132,8 @@ extension SQLiteLedger {
 
     // MARK: Storing
 
-    static func apply(_ plan: LedgerWritePlan, _ connection: SQLiteConnection) throws(LedgerError) {
-        let now = SQLiteValue.integer(Date().ledgerMilliseconds)
+    static func apply(_ plan: LedgerWritePlan, at date: Date, _ connection: SQLiteConnection) throws(LedgerError) {
+        let now = SQLiteValue.integer(date.ledgerMilliseconds)
         if let proof = plan.proof {
             try connection.run(
                 "INSERT INTO ledger_proofs (digest, kind, environment, key_id, sealed, received_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
@@ -380,7 +380,7 @@ extension SQLiteLedger {
     }
 
     static func consume(
-        _ connection: SQLiteConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date
+        _ connection: SQLiteConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, recordedAt: Date
     ) throws(LedgerError) -> ConsumptionReceipt {
         var earlier: ConsumptionRow?
         try connection.query(
@@ -424,7 +424,7 @@ extension SQLiteLedger {
             [.text(account.rawValue), .text(key), .text(productId), .integer(Int64(quantity)), .integer(row.consumedAt.ledgerMilliseconds), .integer(Int64(row.remaining))]
         )
         let receipt = row.receipt(isReplay: false)
-        try appendEvents([EventPlanner.consumption(receipt, balance: after, recordedAt: Date())], connection)
+        try appendEvents([EventPlanner.consumption(receipt, balance: after, recordedAt: recordedAt)], connection)
         return receipt
     }
 

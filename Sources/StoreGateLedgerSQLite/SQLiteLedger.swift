@@ -109,7 +109,7 @@ public final class SQLiteLedger: Ledger {
         // Checkpoints run on the checkpointer's thread; this is only the fallback bound.
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
-        try SQLiteSchema.migrate(connection, now: Date().ledgerMilliseconds)
+        try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds)
         do throws(LedgerError) {
             try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
         } catch {
@@ -141,13 +141,14 @@ public final class SQLiteLedger: Ledger {
     @discardableResult
     public func record(_ proof: VerifiedProof, for account: AccountID) async throws(LedgerError) -> RecordOutcome {
         try await metrics.measureRecord { () throws(LedgerError) in
-            let prepared = try planner.prepare(proof, for: account, receivedAt: Date())
+            let now = configuration.now()
+            let prepared = try planner.prepare(proof, for: account, receivedAt: now)
             let planner = self.planner
             let result = try await write { connection throws(LedgerError) -> Result<RecordOutcome, LedgerError> in
                 let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
                 do throws(LedgerError) {
                     let (plan, outcome) = try planner.plan(prepared, state: state)
-                    try Self.apply(plan, connection)
+                    try Self.apply(plan, at: now, connection)
                     return .success(outcome)
                 } catch {
                     // A refusal commits its event, and nothing else.
@@ -163,7 +164,8 @@ public final class SQLiteLedger: Ledger {
     @discardableResult
     public func apply(_ notification: VerifiedNotification) async throws(LedgerError) -> NotificationOutcome {
         try await metrics.measureNotification { () throws(LedgerError) in
-            let prepared = try planner.prepare(notification, receivedAt: Date())
+            let now = configuration.now()
+            let prepared = try planner.prepare(notification, receivedAt: now)
             let planner = self.planner
             return try await write { connection throws(LedgerError) -> NotificationOutcome in
                 let uuid = prepared.notification.summary.notificationUUID
@@ -177,7 +179,7 @@ public final class SQLiteLedger: Ledger {
                     return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
                 }
                 let (plan, outcome) = try planner.plan(prepared, state: state)
-                try Self.apply(plan, connection)
+                try Self.apply(plan, at: now, connection)
                 return outcome
             }
         }
@@ -207,8 +209,9 @@ public final class SQLiteLedger: Ledger {
     ) async throws(LedgerError) -> ConsumptionReceipt {
         try await metrics.measureConsumption { () throws(LedgerError) in
             try LedgerPlanner.checkConsumption(productId: productId, quantity: quantity, idempotencyKey: idempotencyKey)
+            let recordedAt = configuration.now()
             return try await write { connection throws(LedgerError) in
-                try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date)
+                try Self.consume(connection, productId: productId, quantity: quantity, key: idempotencyKey, account: account, at: date, recordedAt: recordedAt)
             }
         }
     }
@@ -258,13 +261,14 @@ public final class SQLiteLedger: Ledger {
         try SubscriptionClock.checkLimit(limit)
         let date = date.ledgerNormalized
         return try await write { connection throws(LedgerError) in
+            let grants = try Self.emitEndedGrants(connection, at: date, limit: limit)
             let due = try Self.dueFamilies(connection, at: date, limit: limit)
-            guard !due.isEmpty else { return 0 }
+            guard !due.isEmpty else { return grants }
             let state = try Self.loadState(connection, families: due, transactions: [])
             let (events, next) = SubscriptionClock.transitions(of: due, in: state, until: date)
             try Self.appendEvents(events, connection)
             try Self.setNextTransitions(next, connection)
-            return due.count
+            return due.count + grants
         }
     }
 

@@ -4,9 +4,12 @@ public import Hummingbird
 public import Logging
 import NIOCore
 import ServiceLifecycle
+import StoreGateCore
 import StoreGateEvents
+import StoreGateSync
 public import StoreGateLedger
 import UnixSignals
+import StoreGateWorkers
 
 /// The StoreGate HTTP application type ``buildApplication(configuration:ledger:metrics:now:logger:onServerRunning:)`` returns.
 public typealias StoreGateApplication = Application<RouterResponder<StoreGateRequestContext>>
@@ -14,17 +17,9 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// Assembles the StoreGate service around an open ledger: the router with every endpoint, the
 /// middleware (metrics, errors, API keys) and the ledger's lifecycle.
 ///
-/// Endpoints (see `GET /openapi.yaml`):
-/// - `POST /v1/receipts/verify` (permission `receipts.verify`)
-/// - `POST /v1/transactions/verify` (`transactions.verify`)
-/// - `POST /v1/notifications/apple` (authenticated by the notification's signature)
-/// - `GET /v1/accounts/{account}/entitlements` (`entitlements.read`)
-/// - `POST /v1/accounts/{account}/consumables/{productId}/consume` (`consumables.consume`)
-/// - `GET /v1/sync/status` (`sync.read`), `POST /v1/sync/test-notification` (`sync.manage`),
-///   `POST /v1/accounts/{account}/refresh` (`accounts.refresh`)
-/// - `POST /verifyReceipt` (`verifyreceipt`, or the shared secret as `password`)
-/// - `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.yaml` (no key)
-/// - `/console/…`: the web console (HTML; a session signed in with a `console` key), see ``Console``
+/// The endpoints are declared once, feature by feature (``Endpoints/routes`` and the console's
+/// ``Console/routes``; `GET /openapi.yaml` documents the API's), each with the permission its
+/// API key needs.
 ///
 /// The ledger is closed by the application when it shuts down, after the server has finished
 /// the requests in flight.
@@ -71,64 +66,36 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> StoreGateApplication {
     let ledger = opened.ledger
+    // Background workers wait here until the ledger is migrated and reachable.
+    let gate = StartGate()
+    let workers = WorkerRegistry()
+    let catalog = CatalogStore(configuration.catalog, path: configuration.productsFile)
     let verification = ProofVerification(configuration: configuration, now: now)
-    let sync = SyncRunner(configuration: configuration, verification: verification, ledger: ledger, metrics: metrics, logger: logger, now: now)
+    let sync = SyncRunner(
+        configuration: configuration, verification: verification, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger,
+        now: now
+    )
     let endpoints = Endpoints(
         configuration: configuration,
         verification: verification,
         ledger: ledger,
         appStore: sync?.access,
         metrics: metrics,
+        workers: workers,
+        catalog: catalog,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
         logger: logger
     )
-    // Every route, for 405 with Allow when a path exists and its method does not.
-    let routeTable = RouteTable(Console.routes + [
-        ("/v1/receipts/verify", [.post]),
-        ("/v1/transactions/verify", [.post]),
-        ("/v1/notifications/apple", [.post]),
-        ("/v1/accounts/:account/entitlements", [.get, .head]),
-        ("/v1/accounts/:account/consumables/:productId/consume", [.post]),
-        ("/v1/events", [.get, .head]),
-        ("/v1/webhooks/deliveries", [.get, .head]),
-        ("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", [.post]),
-        ("/v1/sync/status", [.get, .head]),
-        ("/v1/accounts/:account/refresh", [.post]),
-        ("/v1/sync/test-notification", [.post]),
-        ("/verifyReceipt", [.get, .head, .post]),
-        ("/healthz", [.get, .head]),
-        ("/readyz", [.get, .head]),
-        ("/metrics", [.get, .head]),
-        ("/openapi.yaml", [.get, .head]),
-    ])
-    let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
-    router.add(middleware: MetricsMiddleware(metrics: metrics))
-    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: routeTable))
-
-    func keyed(_ permission: Permission) -> RouterGroup<StoreGateRequestContext> {
-        router.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys, permission: permission))
-    }
-    keyed(.receiptsVerify).post("/v1/receipts/verify", use: endpoints.verifyReceipt)
-    keyed(.transactionsVerify).post("/v1/transactions/verify", use: endpoints.verifyTransaction)
-    router.post("/v1/notifications/apple", use: endpoints.receiveNotification)
-    keyed(.entitlementsRead).get("/v1/accounts/:account/entitlements", use: endpoints.readEntitlements)
-    keyed(.consumablesConsume).post("/v1/accounts/:account/consumables/:productId/consume", use: endpoints.consume)
-    keyed(.eventsRead).get("/v1/events", use: endpoints.readEvents)
-    keyed(.webhooksManage).get("/v1/webhooks/deliveries", use: endpoints.readDeliveries)
-    keyed(.webhooksManage).post("/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", use: endpoints.redeliver)
-    keyed(.syncRead).get("/v1/sync/status", use: endpoints.readSyncStatus)
-    keyed(.accountsRefresh).post("/v1/accounts/:account/refresh", use: endpoints.refreshAccount)
-    keyed(.syncManage).post("/v1/sync/test-notification", use: endpoints.testNotification)
-    router.post("/verifyReceipt", use: endpoints.verifyReceiptLegacy)
-    router.get("/healthz", use: endpoints.health)
-    router.get("/readyz", use: endpoints.ready)
-    router.get("/metrics", use: endpoints.metricsExposition)
-    router.get("/openapi.yaml", use: endpoints.openAPI)
-    router.get("/verifyReceipt", use: endpoints.verifyReceiptWrongMethod)
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
-    Console(endpoints: endpoints, persist: sessions).register(on: router)
+    let console = Console(endpoints: endpoints, persist: sessions)
+    let routes = applicationRoutes(endpoints, console: console)
+    let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    // 405 with Allow when a path exists and its method does not.
+    router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
+    router.register(routes, keys: configuration.apiKeys, console: console.authentication)
 
     var app = Application(
         router: router,
@@ -140,19 +107,68 @@ public func buildApplication(
     app.addServices(opened.services)
     app.addServices(LedgerService(ledger: ledger, logger: logger))
     app.addServices(sessions)  // expires old console sessions
-    // Periods and grace periods that end without a write still reach the event stream.
-    app.addServices(SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger))
-    if let retention = configuration.eventsRetention {
-        app.addServices(EventRetentionService(ledger: ledger, retention: retention, logger: logger))
+    if catalog.path != nil {
+        app.addServices(CatalogReloadService(store: catalog, logger: logger))
     }
-    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, logger: logger) {
+    // Periods and grace periods that end without a write still reach the event stream.
+    var ledgerWorkers: [any PeriodicWorker] = [SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger, now: now)]
+    if let retention = configuration.eventsRetention {
+        ledgerWorkers.append(EventRetentionService(ledger: ledger, retention: retention, logger: logger, now: now))
+    }
+    // entitlement.changed: the catalog's entitlements announced as they flip or move.
+    let tracker = EntitlementTracker(
+        ledger: ledger, catalog: { catalog.current }, holder: "storegate-\(UUID().uuidString.lowercased())", logger: logger, now: now
+    )
+    ledgerWorkers.append(tracker)
+    app.addServices(WorkerGroup(ledgerWorkers, gate: gate, registry: workers, logger: logger, metrics: metrics.instrumentFactory))
+    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger) {
         app.addServices(webhooks)
     }
     if let sync {
         app.addServices(sync)
     }
-    app.beforeServerStarts(perform: opened.prepare)
+    let firstSight = sync?.firstSight
+    app.beforeServerStarts {
+        try await opened.prepare()
+        // Before the first request: every fact recorded from now on is after the followers' places.
+        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace)] {
+            guard let initialize else { continue }
+            do throws(LedgerError) {
+                // A busy database may miss one operation's deadline at start-up: try for 15 s, as
+                // reaching it may take.
+                try await retryingStorage(for: .seconds(15)) { () throws(LedgerError) in try await initialize() }
+            } catch where error.code == .closed {
+                // An application run again after its ledger closed (a test): nothing to follow.
+                logger.warning("a follower's place was not set: the ledger is closed", metadata: ["follower": "\(name)"])
+            } catch {
+                throw ConfigurationError(
+                    ServerConfiguration.Setting.database.rawValue, "cannot set the \(name)'s place in the ledger: \(error.code): \(error.reason)"
+                )
+            }
+        }
+        gate.open()
+    }
     return app
+}
+
+/// Runs `body`, again after a storage failure (with a growing pause) until `limit` has passed.
+private func retryingStorage(for limit: Duration, _ body: () async throws(LedgerError) -> Void) async throws(LedgerError) {
+    let deadline = ContinuousClock.now + limit
+    let backoff = Backoff(first: .milliseconds(100), maximum: .seconds(2))
+    var failures = 0
+    while true {
+        do throws(LedgerError) {
+            return try await body()
+        } catch where error.code == .storage && ContinuousClock.now < deadline {
+            failures += 1
+            try? await Task.sleep(for: backoff.delay(afterFailures: failures))
+        }
+    }
+}
+
+/// Every route the application serves: the API's and the console's.
+func applicationRoutes(_ endpoints: Endpoints, console: Console) -> [Route] {
+    endpoints.routes + console.routes
 }
 
 /// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and

@@ -186,35 +186,6 @@ public final class AccountRefresher: Sendable {
 }
 
 /// Why an account refresh failed.
-public struct AccountRefreshError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong.
-    public enum Code: String, Sendable {
-        /// Too soon after the last refresh of this account.
-        case rateLimited = "rate_limited"
-        /// Apple failed, timed out or answered 429.
-        case appleUnavailable = "apple_unavailable"
-        /// An answer did not verify (signature, chain, app, environment): nothing of it was recorded.
-        case rejected = "apple_answer_rejected"
-        /// The ledger failed.
-        case ledger = "ledger_unavailable"
-    }
-
-    /// What went wrong.
-    public let code: Code
-    /// Why, for logs and replies; never a signed payload.
-    public let reason: String
-    /// When to try again, if known.
-    public let retryAfter: Date?
-
-    init(_ code: Code, _ reason: String, retryAfter: Date? = nil) {
-        self.code = code
-        self.reason = reason
-        self.retryAfter = retryAfter
-    }
-
-    public var description: String { "\(code.rawValue): \(reason)" }
-}
-
 extension Dictionary where Key == AppStoreEnvironment, Value == AppStoreServerAPIClient {
     /// The client that answers for `environment`'s transactions: its own, or for an opt-in
     /// anchor's proofs (which report Test or Xcode) the sandbox's, as the stand-in answers.

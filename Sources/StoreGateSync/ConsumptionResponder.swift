@@ -1,7 +1,7 @@
 public import Foundation
 public import Logging
 public import Metrics
-public import ServiceLifecycle
+public import StoreGateWorkers
 public import StoreGateAppStoreClient
 public import StoreGateCore
 public import StoreGateLedger
@@ -28,6 +28,9 @@ public struct ConsumptionSettings: Sendable, Hashable {
     /// How long a finished request (sent, expired, failed) is kept for the status before it is
     /// deleted (30 days).
     public var retention: Duration = .seconds(30 * 86_400)
+
+    /// The waits between a request's attempts: ``initialBackoff`` doubling to ``maximumBackoff``.
+    public var backoff: Backoff { Backoff(first: initialBackoff, maximum: maximumBackoff, jitter: 0) }
 
     /// Creates the defaults: nothing is sent.
     public init() {}
@@ -57,7 +60,7 @@ public struct ConsumptionSettings: Sendable, Hashable {
 /// lease by one instance, retried with exponential backoff (Apple's `Retry-After` when it gives
 /// one) until Apple's 12-hour window closes; an answer Apple refuses for good is marked
 /// failed. ``summary(at:)`` and the `storegate_sync_consumption_total` metric show them.
-public struct ConsumptionResponder: Service {
+public struct ConsumptionResponder: PeriodicWorker {
     /// The prefix of the requests' names among the ledger's leased states.
     public static let statePrefix = "consumption/"
 
@@ -110,6 +113,8 @@ public struct ConsumptionResponder: Service {
         public var lastErrorTransactionId: String?
         /// Why it failed.
         public var lastError: String?
+        /// Stored requests that do not decode: shown, never counted as anything else.
+        public var unreadable = 0
 
         /// An empty summary.
         public init() {}
@@ -128,14 +133,17 @@ public struct ConsumptionResponder: Service {
         public var expired = 0
         /// Answers Apple refused for good.
         public var failed = 0
+        /// Stored requests that do not decode (reported, left for an operator).
+        public var unreadable = 0
 
         /// Nothing done.
         public init() {}
     }
 
     private let clients: [AppStoreEnvironment: AppStoreServerAPIClient]
-    private let ledger: any Ledger & LeasedStateStore
+    private let ledger: any Ledger
     public let settings: ConsumptionSettings
+    public let schedule: WorkerSchedule
     private let holder: String
     private let metrics: any MetricsFactory
     private let logger: Logger
@@ -152,12 +160,13 @@ public struct ConsumptionResponder: Service {
     ///   - logger: Receives each answer and failure (transaction ids, never a payload).
     ///   - now: The clock.
     public init(
-        clients: [AppStoreServerAPIClient], ledger: any Ledger & LeasedStateStore, settings: ConsumptionSettings, holder: String,
+        clients: [AppStoreServerAPIClient], ledger: any Ledger, settings: ConsumptionSettings, holder: String,
         metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.clients = Dictionary(clients.map { ($0.environment, $0) }, uniquingKeysWith: { first, _ in first })
         self.ledger = ledger
         self.settings = settings
+        self.schedule = WorkerSchedule(interval: settings.pollInterval, backoff: Backoff(first: .seconds(5), maximum: .seconds(300)))
         self.holder = holder
         self.metrics = metrics
         self.logger = logger
@@ -215,85 +224,94 @@ public struct ConsumptionResponder: Service {
             logger.info("a consumption request is not answered: STOREGATE_CONSUMPTION is off", metadata: ["transaction.id": "\(transaction.transactionId)"])
             return
         }
-        let name = Self.stateName(environment: notification.environment, notificationUUID: notification.notificationUUID)
+        let key = Self.state(environment: notification.environment, notificationUUID: notification.notificationUUID)
         let requestedAt = notification.signedDate.ledgerMilliseconds
         var request = Request(
             notificationUUID: notification.notificationUUID, environment: notification.environment.rawValue,
             transactionId: transaction.transactionId, requestedAt: requestedAt, nextAttemptAt: now().ledgerMilliseconds
         )
         // Another holder working on it means it is queued already.
-        guard let state = try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) else { return }
+        guard let state = try await ledger.acquireLease(on: key.name, holder: holder, now: now(), lease: .seconds(30)) else { return }
         if state.value == nil {
             if request.isPastWindow(at: now().ledgerMilliseconds, window: settings.window) {
                 // Recovered by the sync after Apple's window: kept, visibly too late.
                 finish(&request, as: .expired)
             }
-            _ = try await ledger.saveLeasedState(name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(30))
+            _ = try await ledger.save(key, request, holder: holder, now: now(), lease: .seconds(30))
         }
-        try await ledger.releaseLease(on: name, holder: holder)
+        try await ledger.releaseLease(on: key.name, holder: holder)
     }
 
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                _ = await self.processOnce()
-                try? await Task.sleep(for: self.settings.pollInterval)
-            }
-        }
+    public var workerName: String { "consumption_answers" }
+
+    public func round() async throws -> WorkerPace {
+        var pass = Pass()
+        try await answerDue(into: &pass)
+        return .idle
     }
 
-    /// Sends every due answer once.
+    /// Sends every due answer once; a ledger failure is logged and ends the pass.
     public func processOnce() async -> Pass {
         var pass = Pass()
-        let states: [LeasedState]
-        do {
-            states = try await ledger.leasedStates(prefix: Self.statePrefix)
+        do throws(LedgerError) {
+            try await answerDue(into: &pass)
         } catch {
-            logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
-            return pass
-        }
-        for state in states {
-            guard let text = state.value, var request = Self.decode(text), !state.isLeased(at: now()) else { continue }
-            if let finished = request.finishedAt, request.state != .pending {
-                // Kept for the status a while, then deleted, so the list stays short.
-                if finished + settings.retention.milliseconds < now().ledgerMilliseconds {
-                    await remove(state.name)
-                }
-                continue
-            }
-            guard request.nextAttemptAt <= now().ledgerMilliseconds else { continue }
-            do {
-                guard let fresh = try await ledger.acquireLease(on: state.name, holder: holder, now: now(), lease: .seconds(120)) else { continue }
-                // Another instance may have answered it since the list was read.
-                guard let current = fresh.value.flatMap(Self.decode), current.state == .pending else {
-                    try await ledger.releaseLease(on: state.name, holder: holder)
-                    continue
-                }
-                request = current
-                switch await attempt(&request) {
-                case .sent?: pass.sent += 1
-                case .expired?: pass.expired += 1
-                case .failed?: pass.failed += 1
-                case .pending?, nil: pass.retried += 1
-                }
-                _ = try await ledger.saveLeasedState(state.name, value: Self.encode(request), holder: holder, now: now(), lease: .seconds(1))
-                try await ledger.releaseLease(on: state.name, holder: holder)
-            } catch {
-                logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
-                return pass
-            }
+            logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error.code)", "reason": "\(error.reason)"])
         }
         return pass
     }
 
-    /// Deletes a finished request, under its lease.
-    private func remove(_ name: String) async {
-        do {
-            guard try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) != nil else { return }
-            _ = try await ledger.removeLeasedState(name, holder: holder)
-        } catch {
-            logger.warning("consumption answers: the ledger failed", metadata: ["error": "\(error)"])
+    /// Sends every due answer once, counting into `pass`.
+    ///
+    /// A stored request that does not decode is logged and counted (``Pass/unreadable``) and
+    /// the others go on.
+    ///
+    /// - Throws: The ledger's failure; the requests not reached wait for the next pass.
+    public func answerDue(into pass: inout Pass) async throws(LedgerError) {
+        for leased in try await ledger.leasedValues(Request.self, prefix: Self.statePrefix) {
+            let state = leased.state
+            let stored: Request?
+            do throws(LedgerError) {
+                stored = try leased.get()
+            } catch {
+                pass.unreadable += 1
+                logger.error("consumption answers: a stored request does not decode; it is left for an operator", metadata: [
+                    "state": "\(state.name)", "error": "\(error.reason)",
+                ])
+                continue
+            }
+            guard var request = stored, !state.isLeased(at: now()) else { continue }
+            if let finished = request.finishedAt, request.state != .pending {
+                // Kept for the status a while, then deleted, so the list stays short.
+                if finished + settings.retention.milliseconds < now().ledgerMilliseconds {
+                    try await remove(state.name)
+                }
+                continue
+            }
+            guard request.nextAttemptAt <= now().ledgerMilliseconds else { continue }
+            let key = LeasedValue<Request>(state.name)
+            guard let fresh = try await ledger.acquireLease(on: key, holder: holder, now: now(), lease: .seconds(120)) else { continue }
+            // Another instance may have answered it since the list was read.
+            guard let current = try fresh.get(), current.state == .pending else {
+                try await ledger.releaseLease(on: state.name, holder: holder)
+                continue
+            }
+            request = current
+            switch await attempt(&request) {
+            case .sent?: pass.sent += 1
+            case .expired?: pass.expired += 1
+            case .failed?: pass.failed += 1
+            case .pending?, nil: pass.retried += 1
+            }
+            _ = try await ledger.save(key, request, holder: holder, now: now(), lease: .seconds(1))
+            try await ledger.releaseLease(on: state.name, holder: holder)
         }
+    }
+
+    /// Deletes a finished request, under its lease.
+    private func remove(_ name: String) async throws(LedgerError) {
+        guard try await ledger.acquireLease(on: name, holder: holder, now: now(), lease: .seconds(30)) != nil else { return }
+        _ = try await ledger.removeLeasedState(name, holder: holder)
     }
 
     /// One attempt at a pending request; updates it in place.
@@ -330,8 +348,7 @@ public struct ConsumptionResponder: Service {
             logger.error("Apple refused the consumption information", metadata: ["transaction.id": "\(request.transactionId)", "error": "\(error.code): \(error.reason)"])
             return .failed
         } catch {
-            let backoff = min(settings.maximumBackoff.milliseconds, settings.initialBackoff.milliseconds << Int64(min(request.attempts - 1, 20)))
-            var next = now().ledgerMilliseconds + backoff
+            var next = now().ledgerMilliseconds + settings.backoff.baseDelay(afterFailures: request.attempts).milliseconds
             if let retryAfter = (error as? AppStoreClientError)?.retryAfter { next = max(next, retryAfter.ledgerMilliseconds) }
             request.nextAttemptAt = next
             request.lastError = (error as? AppStoreClientError).map { "\($0.code): \($0.reason)" } ?? "\(error)"
@@ -370,8 +387,16 @@ public struct ConsumptionResponder: Service {
     public static func summary(of store: any LeasedStateStore) async throws(LedgerError) -> Summary {
         var summary = Summary()
         var latest: Int64 = .min
-        for state in try await store.leasedStates(prefix: statePrefix) {
-            guard let request = state.value.flatMap(decode) else { continue }
+        for leased in try await store.leasedValues(Request.self, prefix: statePrefix) {
+            let request: Request
+            do throws(LedgerError) {
+                guard let stored = try leased.get() else { continue }
+                request = stored
+            } catch {
+                summary.unreadable += 1
+                summary.lastError = "\(error.code): \(error.reason)"
+                continue
+            }
             summary.counts[request.state, default: 0] += 1
             if let error = request.lastError, request.state != .sent, (request.finishedAt ?? request.nextAttemptAt) >= latest {
                 latest = request.finishedAt ?? request.nextAttemptAt
@@ -382,17 +407,9 @@ public struct ConsumptionResponder: Service {
         return summary
     }
 
-    /// `consumption/<environment>/<notificationUUID>`.
-    static func stateName(environment: AppStoreEnvironment, notificationUUID: String) -> String {
-        statePrefix + environment.rawValue + "/" + notificationUUID
-    }
-
-    static func encode(_ request: Request) -> String {
-        (try? String(decoding: JSONEncoder().encode(request), as: UTF8.self)) ?? "{}"
-    }
-
-    static func decode(_ text: String) -> Request? {
-        try? JSONDecoder().decode(Request.self, from: Data(text.utf8))
+    /// The request of one notification: `consumption/<environment>/<notificationUUID>`.
+    static func state(environment: AppStoreEnvironment, notificationUUID: String) -> LeasedValue<Request> {
+        LeasedValue(statePrefix + environment.rawValue + "/" + notificationUUID)
     }
 }
 

@@ -1,6 +1,6 @@
 public import Foundation
 public import Logging
-public import ServiceLifecycle
+public import StoreGateWorkers
 import StoreGateCore
 public import StoreGateLedger
 
@@ -16,17 +16,22 @@ public import StoreGateLedger
 /// a time, so Apple sees at most one account's calls at once; when Apple is unavailable or
 /// answers 429 the same event is tried again after Apple's `Retry-After` (or 30 s), and a
 /// refresh refused by the per-account limit is skipped (the account was just refreshed).
-public struct FirstSightRefresh: Service {
+public struct FirstSightRefresh: PeriodicWorker {
     /// The name of its place in the outbox among the ledger's leased states.
     public static let stateName = "sync/first-sight"
 
+    /// Its place: the sequence of the last event handled.
+    static let place = LeasedValue<Int64>(stateName)
+
     private let refresher: AccountRefresher
-    private let ledger: any Ledger & LeasedStateStore
+    private let ledger: any Ledger
     private let holder: String
-    private let pollInterval: Duration
     private let lease: Duration
     private let logger: Logger
     private let now: @Sendable () -> Date
+    public let schedule: WorkerSchedule
+
+    public var workerName: String { "first_sight_refresh" }
 
     /// Creates the service.
     ///
@@ -39,32 +44,49 @@ public struct FirstSightRefresh: Service {
     ///   - logger: The service's logger.
     ///   - now: The clock.
     public init(
-        refresher: AccountRefresher, ledger: any Ledger & LeasedStateStore, holder: String, pollInterval: Duration = .seconds(1),
+        refresher: AccountRefresher, ledger: any Ledger, holder: String, pollInterval: Duration = .seconds(1),
         lease: Duration = .seconds(120), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.refresher = refresher
         self.ledger = ledger
         self.holder = holder
-        self.pollInterval = pollInterval
+        self.schedule = WorkerSchedule(interval: pollInterval, backoff: Backoff(first: .seconds(5), maximum: .seconds(60)))
         self.lease = lease
         self.logger = logger
         self.now = now
     }
 
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let outcome = await self.processOnce()
-                switch outcome {
-                case .waitUntil(let date):
-                    try? await Task.sleep(for: .seconds(max(0.05, date.timeIntervalSince(self.now()))))
-                case .idle, .notHolder:
-                    try? await Task.sleep(for: self.pollInterval)
-                case .progressed:
-                    continue
-                }
-            }
-            try? await self.ledger.releaseLease(on: Self.stateName, holder: self.holder)
+    /// Sets its place at the end of the stream when it has none yet (a new deployment): run it
+    /// before the service accepts its first request, so that every purchase the service
+    /// records from then on is after the place and refreshed — however late the worker's first
+    /// round comes (a fresh PostgreSQL database is migrated first). Nothing happens when the
+    /// place exists or another instance holds it (that instance set it).
+    public func initializePlace() async throws(LedgerError) {
+        guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return }
+        if try leased.get() == nil {
+            _ = try await ledger.save(Self.place, try await endOfStream(), holder: holder, now: now(), lease: lease)
+        }
+        try await ledger.releaseLease(on: Self.stateName, holder: holder)
+    }
+
+    public func round() async throws -> WorkerPace {
+        switch try await step() {
+        case .waitUntil(let date):
+            let seconds = max(0.05, date.timeIntervalSince(now()))
+            return .after(.milliseconds(Int64((seconds * 1000).rounded(.up))))
+        case .idle, .notHolder:
+            return .idle
+        case .progressed:
+            return .again
+        }
+    }
+
+    public func stop() async {
+        do throws(LedgerError) {
+            try await ledger.releaseLease(on: Self.stateName, holder: holder)
+        } catch {
+            // The lease runs out by itself.
+            logger.debug("first-sight refresh: the lease could not be released", metadata: ["error": "\(error.code)"])
         }
     }
 
@@ -76,58 +98,71 @@ public struct FirstSightRefresh: Service {
         case idle
         /// Another instance follows the stream.
         case notHolder
-        /// Apple is unavailable until then; the same event is tried again.
+        /// Apple (or the ledger) is unavailable until then; the same event is tried again.
         case waitUntil(Date)
     }
 
-    /// Handles the events after its place, up to a page, and saves the new place.
+    /// One step, a ledger failure answered with a wait of 5 seconds (see ``step()``).
     public func processOnce() async -> Step {
-        do {
-            guard let state = try await ledger.acquireLease(on: Self.stateName, holder: holder, now: now(), lease: lease) else { return .notHolder }
-            guard let text = state.value, let place = Int64(text) else {
-                // First start: begin at the end of the stream.
-                var last: Int64 = 0
-                while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
-                _ = try await ledger.saveLeasedState(Self.stateName, value: String(last), holder: holder, now: now(), lease: lease)
-                return .progressed
-            }
-            let events: [LedgerEvent]
-            do {
-                events = try await ledger.events(after: place, limit: 100)
-            } catch where error.code == .cursorExpired {
-                // Retention deleted events this follower had not reached: go on from the
-                // oldest kept (the refresher's own rate limit absorbs accounts seen again).
-                logger.warning("first-sight refresh: events past its place were deleted by retention; continuing from the oldest kept", metadata: ["place": "\(place)"])
-                return try await save(0) ? .progressed : .notHolder
-            }
-            guard !events.isEmpty else { return .idle }
-            var handled = place
-            for event in events {
-                if Self.isFirstSight(event) {
-                    do {
-                        _ = try await refresher.refresh(event.account)
-                    } catch where error.code == .appleUnavailable || error.code == .ledger {
-                        // Keep the place before this event and try it again later.
-                        guard try await save(handled) else { return .notHolder }
-                        return .waitUntil(error.retryAfter ?? now().addingTimeInterval(30))
-                    } catch {
-                        // Rate-limited (just refreshed) or Apple's answer refused (logged and
-                        // counted by the refresher): move on.
-                        logger.info("first-sight refresh skipped", metadata: ["account": "\(event.account.rawValue)", "reason": "\(error.code.rawValue)"])
-                    }
-                }
-                handled = event.sequence
-            }
-            return try await save(handled) ? .progressed : .notHolder
+        do throws(LedgerError) {
+            return try await step()
         } catch {
-            logger.warning("first-sight refresh: the ledger failed", metadata: ["error": "\(error)"])
+            logger.warning("first-sight refresh: the ledger failed", metadata: ["error": "\(error.code)", "reason": "\(error.reason)"])
             return .waitUntil(now().addingTimeInterval(5))
         }
     }
 
+    /// Handles the events after its place, up to a page, and saves the new place.
+    ///
+    /// - Throws: The ledger's failure (the place stays); ``LedgerError/Code/corruptState``
+    ///   when the stored place is not a sequence.
+    public func step() async throws(LedgerError) -> Step {
+        guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return .notHolder }
+        guard let place = try leased.get() else {
+            // No place yet (``initializePlace()`` was not run): begin at the end of the stream.
+            _ = try await save(try await endOfStream())
+            return .progressed
+        }
+        let events: [LedgerEvent]
+        do {
+            events = try await ledger.events(after: place, limit: 100)
+        } catch where error.code == .cursorExpired {
+            // Retention deleted events this follower had not reached: go on from the
+            // oldest kept (the refresher's own rate limit absorbs accounts seen again).
+            logger.warning("first-sight refresh: events past its place were deleted by retention; continuing from the oldest kept", metadata: ["place": "\(place)"])
+            return try await save(0) ? .progressed : .notHolder
+        }
+        guard !events.isEmpty else { return .idle }
+        var handled = place
+        for event in events {
+            if Self.isFirstSight(event) {
+                do {
+                    _ = try await refresher.refresh(event.account)
+                } catch where error.code == .appleUnavailable || error.code == .ledger {
+                    // Keep the place before this event and try it again later.
+                    guard try await save(handled) else { return .notHolder }
+                    return .waitUntil(error.retryAfter ?? now().addingTimeInterval(30))
+                } catch {
+                    // Rate-limited (just refreshed) or Apple's answer refused (logged and
+                    // counted by the refresher): move on.
+                    logger.info("first-sight refresh skipped", metadata: ["account": "\(event.account.rawValue)", "reason": "\(error.code.rawValue)"])
+                }
+            }
+            handled = event.sequence
+        }
+        return try await save(handled) ? .progressed : .notHolder
+    }
+
+    /// The sequence of the newest event (0 when there is none).
+    private func endOfStream() async throws(LedgerError) -> Int64 {
+        var last: Int64 = 0
+        while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
+        return last
+    }
+
     /// Saves the place, fenced by the lease; `false` when another instance took it over.
     private func save(_ sequence: Int64) async throws(LedgerError) -> Bool {
-        try await ledger.saveLeasedState(Self.stateName, value: String(sequence), holder: holder, now: now(), lease: lease)
+        try await ledger.save(Self.place, sequence, holder: holder, now: now(), lease: lease)
     }
 
     /// A family recorded for the first time from a proof the app sent.

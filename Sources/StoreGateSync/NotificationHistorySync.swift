@@ -45,15 +45,15 @@ public struct NotificationHistorySync: Sendable {
         public var duplicates = 0
         /// Notifications the ledger refused.
         public var rejected = 0
-        /// Why the run failed (`failed`): a stable code and a message.
-        public var error: String?
+        /// Why the run failed (`failed`).
+        public var error: SyncError?
         /// Apple asked not to be called before this (a 429 beyond what the client waits).
         public var retryAfter: Date?
     }
 
     /// The client of the app and environment synced (it verifies every signed payload).
     public let client: AppStoreServerAPIClient
-    private let ledger: any Ledger & LeasedStateStore
+    private let ledger: any Ledger
     private let settings: NotificationSyncSettings
     private let holder: String
     private let consumption: ConsumptionResponder?
@@ -75,7 +75,7 @@ public struct NotificationHistorySync: Sendable {
     ///   - now: The clock.
     public init(
         client: AppStoreServerAPIClient,
-        ledger: any Ledger & LeasedStateStore,
+        ledger: any Ledger,
         settings: NotificationSyncSettings = NotificationSyncSettings(),
         holder: String,
         consumption: ConsumptionResponder? = nil,
@@ -102,46 +102,54 @@ public struct NotificationHistorySync: Sendable {
     /// Reads the history from the cursor to now once (or up to the page limit).
     public func run() async -> Report {
         let started = now()
-        let lease: LeasedState?
+        let lease: Leased<SyncCursor>?
         do {
-            lease = try await ledger.acquireLease(on: stateName, holder: holder, now: started, lease: settings.lease)
+            lease = try await ledger.acquireLease(on: cursorState, holder: holder, now: started, lease: settings.lease)
         } catch {
-            return finish(Report(outcome: .failed, error: "ledger: \(error.code): \(error.reason)"), cursor: nil)
+            return finish(Report(outcome: .failed, error: SyncError(error)), cursor: nil)
         }
         guard let lease else { return finish(Report(outcome: .leaseHeldElsewhere), cursor: nil) }
         var cursor = SyncCursor()
-        if let text = lease.value {
-            if let stored = SyncCursor.decode(text) {
-                cursor = stored
-            } else {
-                logger.warning("the stored sync cursor cannot be read; starting over (notifications read again are applied once)", metadata: ["sync.state": "\(stateName)"])
-            }
+        do throws(LedgerError) {
+            cursor = try lease.get() ?? SyncCursor()
+        } catch {
+            // Starting over is safe (notifications read again are applied once); the failure
+            // is kept in the cursor for the status until a run completes.
+            logger.error("the stored sync cursor cannot be read; starting over", metadata: ["sync.state": "\(stateName)", "error": "\(error.reason)"])
+            cursor.lastError = SyncCursor.Failure(code: SyncError(error).code.rawValue, message: error.reason, at: started.ledgerMilliseconds)
         }
         cursor.lastRunAt = started.ledgerMilliseconds
         var report = Report(outcome: .completed)
         let outcome = await read(&cursor, report: &report, startedAt: started)
         report.outcome = outcome.outcome
         report.error = outcome.error
-        report.retryAfter = outcome.retryAfter
+        report.retryAfter = outcome.error?.retryAfter
         if outcome.outcome == .failed, let error = outcome.error {
-            cursor.lastError = SyncCursor.Failure(code: outcome.code ?? "failed", message: error, at: now().ledgerMilliseconds)
+            cursor.lastError = SyncCursor.Failure(code: error.code.rawValue, message: error.reason, at: now().ledgerMilliseconds)
         }
         if outcome.outcome != .leaseLost {
             // The final save (the failure, or the completed window); a lost lease saves nothing.
-            if (try? await ledger.saveLeasedState(stateName, value: cursor.encoded, holder: holder, now: now(), lease: settings.lease)) != true {
-                report.outcome = .leaseLost
+            do throws(LedgerError) {
+                if try await ledger.save(cursorState, cursor, holder: holder, now: now(), lease: settings.lease) == false {
+                    report.outcome = .leaseLost
+                }
+                try await ledger.releaseLease(on: stateName, holder: holder)
+            } catch {
+                // The lease runs out by itself; the next run resumes from the last page saved.
+                report.outcome = .failed
+                report.error = report.error ?? SyncError(error)
             }
-            try? await ledger.releaseLease(on: stateName, holder: holder)
         }
         return finish(report, cursor: cursor)
     }
 
     private struct Ending {
         var outcome: Report.Outcome
-        var error: String?
-        var code: String?
-        var retryAfter: Date?
+        var error: SyncError?
     }
+
+    /// The typed view of this sync's cursor.
+    private var cursorState: LeasedValue<SyncCursor> { LeasedValue(stateName) }
 
     /// Reads pages until the window ends, the page limit, a failure or a lost lease.
     private func read(_ cursor: inout SyncCursor, report: inout Report, startedAt: Date) async -> Ending {
@@ -184,10 +192,7 @@ public struct NotificationHistorySync: Sendable {
                 logger.error("notification history failed", metadata: [
                     "sync.state": "\(stateName)", "error.code": "\(error.code)", "error": "\(error.reason)",
                 ])
-                return Ending(
-                    outcome: .failed, error: "\(error.code): \(error.reason)", code: error.apiError.map { "apple_\($0.rawValue)" } ?? error.code.description,
-                    retryAfter: error.retryAfter
-                )
+                return Ending(outcome: .failed, error: SyncError(error))
             }
             var counts = (recovered: 0, duplicates: 0, rejected: 0)
             for item in page.items {
@@ -201,7 +206,7 @@ public struct NotificationHistorySync: Sendable {
                     }
                 } catch where error.isRetryable {
                     logger.error("the ledger failed while applying recovered notifications", metadata: ["error.code": "\(error.code)", "error": "\(error.reason)"])
-                    return Ending(outcome: .failed, error: "ledger: \(error.code): \(error.reason)", code: "ledger_\(error.code)")
+                    return Ending(outcome: .failed, error: SyncError(error))
                 } catch {
                     // Refused for good (an inconsistent notification): the webhook would refuse
                     // it too; it must not hold the cursor back forever.
@@ -228,12 +233,12 @@ public struct NotificationHistorySync: Sendable {
                 cursor.lastError = nil
             }
             do {
-                guard try await ledger.saveLeasedState(stateName, value: cursor.encoded, holder: holder, now: now(), lease: settings.lease) else {
+                guard try await ledger.save(cursorState, cursor, holder: holder, now: now(), lease: settings.lease) else {
                     logger.warning("the sync lease was taken over; stopping", metadata: ["sync.state": "\(stateName)"])
                     return Ending(outcome: .leaseLost)
                 }
             } catch {
-                return Ending(outcome: .failed, error: "ledger: \(error.code): \(error.reason)", code: "ledger_\(error.code)")
+                return Ending(outcome: .failed, error: SyncError(error))
             }
         }
         return Ending(outcome: .completed)

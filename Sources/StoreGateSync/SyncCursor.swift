@@ -35,15 +35,4 @@ struct SyncCursor: Codable, Sendable, Hashable {
     var pages: Int64 = 0
 
     init() {}
-
-    /// The stored cursor; `nil` when the text is not one (the sync then starts over, which
-    /// re-reads notifications the ledger takes once).
-    static func decode(_ text: String) -> SyncCursor? {
-        try? JSONDecoder().decode(SyncCursor.self, from: Data(text.utf8))
-    }
-
-    var encoded: String {
-        // Encoding plain integers and strings cannot fail.
-        (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "{}"
-    }
 }

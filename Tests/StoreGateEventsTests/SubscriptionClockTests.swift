@@ -5,6 +5,7 @@ import StoreGateCore
 @testable import StoreGateLedger
 import StoreGateLedgerSQLite
 import StoreGateTestSupport
+import StoreGateWorkers
 import Testing
 
 /// The clock service: a period that ends with no write still reaches the stream.

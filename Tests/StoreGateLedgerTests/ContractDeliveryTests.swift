@@ -18,14 +18,14 @@ extension LedgerTests {
             return try await store.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)
         }
 
-        static func store(_ ledger: any Ledger) throws -> any EventDeliveryStore {
-            try #require(ledger as? any EventDeliveryStore)
+        static func store(_ ledger: any Ledger) -> any EventDeliveryStore {
+            ledger
         }
 
         @Test("a new endpoint starts at the end; later events fan out once, filtered by type", arguments: LedgerBackend.all)
         func fanOut(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Self.store(ledger)
+                let store = Self.store(ledger)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("before")), for: alice)
                 #expect(try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
                 #expect(try await Self.fanOut(store, endpoint: "coins", types: ["consumable.consumed"], limit: 100, now: Self.t) == 0)
@@ -49,7 +49,7 @@ extension LedgerTests {
         @Test("an account's events go one at a time, in order; other accounts do not wait", arguments: LedgerBackend.all)
         func perAccountOrder(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Self.store(ledger)
+                let store = Self.store(ledger)
                 _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.consumable("a2")), for: alice)
@@ -87,7 +87,7 @@ extension LedgerTests {
         @Test("a lease that runs out passes the delivery on; the old holder's result no longer counts", arguments: LedgerBackend.all)
         func leases(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Self.store(ledger)
+                let store = Self.store(ledger)
                 _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
@@ -106,7 +106,7 @@ extension LedgerTests {
         @Test("a delivery that failed for good stops blocking its account, is listed, and can be sent again", arguments: LedgerBackend.all)
         func failedAndRedelivered(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Self.store(ledger)
+                let store = Self.store(ledger)
                 _ = try await Self.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a2", product: "pro.extra")), for: alice)
@@ -133,7 +133,7 @@ extension LedgerTests {
         @Test("endpoint names and pages are checked", arguments: LedgerBackend.all)
         func arguments(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Self.store(ledger)
+                let store = Self.store(ledger)
                 await expectLedgerError(.invalidArgument) { try await Self.fanOut(store, endpoint: "", types: nil, limit: 10, now: Self.t) }
                 await expectLedgerError(.invalidArgument) { try await Self.fanOut(store, endpoint: String(repeating: "e", count: 65), types: nil, limit: 10, now: Self.t) }
                 await expectLedgerError(.invalidArgument) { try await store.claim(endpoint: "app", now: Self.t, limit: 0, lease: .seconds(1), holder: "h") }

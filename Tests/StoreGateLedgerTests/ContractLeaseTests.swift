@@ -13,7 +13,7 @@ extension LedgerTests {
         @Test("one holder at a time; a lease that runs out is taken over; a stale holder cannot save", arguments: LedgerBackend.all)
         func leases(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try #require(ledger as? any LeasedStateStore)
+                let store: any LeasedStateStore = ledger
                 let name = "sync/test/Production"
                 let first = try #require(try await store.acquireLease(on: name, holder: "a", now: Self.now, lease: .seconds(60)))
                 #expect(first.value == nil)
@@ -68,7 +68,7 @@ extension LedgerTests {
                     let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
                         for (index, ledger) in [one, two, one, two].enumerated() {
                             group.addTask {
-                                let leases = try #require(ledger as? any LeasedStateStore)
+                                let leases: any LeasedStateStore = ledger
                                 return try await leases.acquireLease(on: name, holder: "h\(index)", now: Self.now, lease: .seconds(60)) != nil
                             }
                         }

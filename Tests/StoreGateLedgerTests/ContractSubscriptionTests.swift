@@ -15,7 +15,7 @@ extension LedgerTests {
             var extra: [VerifiedTransaction] = []
             var renewal: VerifiedRenewalInfo?
             var day: Double
-            var state: SubscriptionStatus.State
+            var state: SubscriptionEntitlement.State
             var deciding: String
             var testDescription: String { name }
         }

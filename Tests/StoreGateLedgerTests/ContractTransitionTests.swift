@@ -87,7 +87,7 @@ extension LedgerTests {
                 // The ledger's answer agrees with the stream (one group per family here).
                 let at13 = try await ledger.entitlements(for: alice, at: Self.days(13))
                 let states = Set(at13.subscriptions.map(\.state.rawValue))
-                #expect(states == [SubscriptionStatus.State.expired.rawValue, SubscriptionStatus.State.inBillingRetry.rawValue])
+                #expect(states == [SubscriptionEntitlement.State.expired.rawValue, SubscriptionEntitlement.State.inBillingRetry.rawValue])
             }
         }
 

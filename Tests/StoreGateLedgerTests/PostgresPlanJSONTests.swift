@@ -27,7 +27,7 @@ struct PostgresPlanJSONTests {
         var plan = LedgerWritePlan(
             proof: ProofRow(digest: digest, kind: .appReceipt, environment: .sandbox, sealed: nil, receivedAt: Purchases.t0),
             notification: NotificationRow(
-                summary: NotificationSummary(
+                summary: RecordedNotification(
                     notificationUUID: "n-1", notificationType: "TEST", subtype: nil, signedDate: Purchases.t0,
                     environment: .sandbox, transactionId: nil, originalTransactionId: nil),
                 proofDigest: digest))

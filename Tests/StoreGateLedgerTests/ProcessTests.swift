@@ -128,7 +128,7 @@ extension LedgerTests {
             try await backend.withStore { store async throws in
                 await store.closeAll()
                 let ledger = try await store.open()
-                let deliveries = try #require(ledger as? any EventDeliveryStore)
+                let deliveries: any EventDeliveryStore = ledger
                 try await WebhookReceiver.run(secret: secret) { receiver async throws in
                     // A tenth of the requests fail, a third answer slowly: kills land mid-request.
                     receiver.setMode(.chaos(failures: 0.1, stalls: 0, stall: .zero, slow: 0.3, slowDelay: .milliseconds(120)))

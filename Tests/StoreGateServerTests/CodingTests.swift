@@ -92,7 +92,7 @@ struct RequestJSONReaderTests {
         do {
             _ = try Self.read(text)
         } catch {
-            #expect(error.code == "malformed_json")
+            #expect(error.code == .malformedJSON)
             #expect(error.status == .badRequest)
         }
     }

@@ -170,6 +170,53 @@ final class SlowLedger: Ledger {
         try await base.emitElapsedTransitions(until: date, limit: limit)
     }
     func checkIntegrity() async throws(LedgerError) -> LedgerIntegrityReport { try await base.checkIntegrity() }
+
+    func grant(_ request: GrantRequest) async throws(LedgerError) -> GrantOutcome { try await base.grant(request) }
+    func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant {
+        try await base.revokeGrant(id, of: account, by: actor, reason: reason, at: date)
+    }
+    func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
+
+    func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
+        try await base.entitlementSnapshots(for: accounts)
+    }
+    func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID] {
+        try await base.accountsWithEntitlementsDue(at: date, limit: limit)
+    }
+    func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try await base.commitEntitlementChanges(batch, holder: holder, now: now, lease: lease)
+    }
+
+    // Deliveries and leased states: the base's.
+    func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
+        try await base.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)
+    }
+    func claim(endpoint: String, now: Date, limit: Int, lease: Duration, holder: String) async throws(LedgerError) -> [ClaimedDelivery] {
+        try await base.claim(endpoint: endpoint, now: now, limit: limit, lease: lease, holder: holder)
+    }
+    func complete(endpoint: String, results: [(sequence: Int64, result: DeliveryResult)], holder: String, at date: Date) async throws(LedgerError) -> Set<Int64> {
+        try await base.complete(endpoint: endpoint, results: results, holder: holder, at: date)
+    }
+    func deliveries(endpoint: String?, status: EventDelivery.Status?, after: Int64, limit: Int) async throws(LedgerError) -> [EventDelivery] {
+        try await base.deliveries(endpoint: endpoint, status: status, after: after, limit: limit)
+    }
+    func redeliver(endpoint: String, sequence: Int64, at date: Date) async throws(LedgerError) -> Bool {
+        try await base.redeliver(endpoint: endpoint, sequence: sequence, at: date)
+    }
+    func deliveryCounts(of statuses: Set<EventDelivery.Status>) async throws(LedgerError) -> [String: [EventDelivery.Status: Int]] {
+        try await base.deliveryCounts(of: statuses)
+    }
+    func acquireLease(on name: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> LeasedState? {
+        try await base.acquireLease(on: name, holder: holder, now: now, lease: lease)
+    }
+    func saveLeasedState(_ name: String, value: String, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try await base.saveLeasedState(name, value: value, holder: holder, now: now, lease: lease)
+    }
+    func releaseLease(on name: String, holder: String) async throws(LedgerError) { try await base.releaseLease(on: name, holder: holder) }
+    func leasedStates(prefix: String) async throws(LedgerError) -> [LeasedState] { try await base.leasedStates(prefix: prefix) }
+    func removeLeasedState(_ name: String, holder: String) async throws(LedgerError) -> Bool {
+        try await base.removeLeasedState(name, holder: holder)
+    }
     func close() async {
         log.withLock { $0.append("close") }
         await base.close()

@@ -5,6 +5,11 @@ import NIOCore
 import StoreGateCore
 import StoreGateTestSupport
 import Testing
+import Hummingbird
+import Logging
+import StoreGateLedger
+import StoreGateEvents
+import StoreGateWorkers
 
 @testable import StoreGateServer
 
@@ -67,34 +72,72 @@ final class ExchangeRecorder: @unchecked Sendable {
 
 @Suite("The OpenAPI document")
 struct OpenAPITests {
-    /// Every route the application registers, as (method, template).
-    static let routes: [(String, String)] = [
-        ("post", "/v1/receipts/verify"),
-        ("post", "/v1/transactions/verify"),
-        ("post", "/v1/notifications/apple"),
-        ("get", "/v1/accounts/{account}/entitlements"),
-        ("post", "/v1/accounts/{account}/consumables/{productId}/consume"),
-        ("get", "/v1/events"),
-        ("get", "/v1/webhooks/deliveries"),
-        ("post", "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"),
-        ("get", "/v1/sync/status"),
-        ("post", "/v1/accounts/{account}/refresh"),
-        ("post", "/v1/sync/test-notification"),
-        ("post", "/verifyReceipt"),
-        ("get", "/verifyReceipt"),
-        ("get", "/healthz"),
-        ("get", "/readyz"),
-        ("get", "/metrics"),
-        ("get", "/openapi.yaml"),
-    ]
+    /// Every route the application registers (its route tables), as (method, OpenAPI path).
+    static func declaredRoutes() throws -> [Route] {
+        let configuration = try TestData.configuration()
+        let endpoints = Endpoints(
+            configuration: configuration, verification: ProofVerification(configuration: configuration, now: { Date() }), ledger: InMemoryLedger(),
+            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), catalog: CatalogStore(configuration.catalog, path: nil),
+            now: { Date() }, openAPIDocument: nil,
+            logger: Logger(label: "storegate.tests")
+        )
+        return applicationRoutes(endpoints, console: Console(endpoints: endpoints, persist: MemoryPersistDriver()))
+    }
 
-    @Test("documents every route the application serves", arguments: routes)
-    func documentsEveryRoute(_ method: String, _ path: String) throws {
+    /// The operations `openapi.yaml` documents, as "method path".
+    static func documentedOperations() throws -> Set<String> {
         let document = String(decoding: try #require(OpenAPIDocument.load()), as: UTF8.self)
-        let lines = document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = try #require(lines.firstIndex(of: "  \(path):"), "path \(path) is not documented")
-        let operations = lines[(start + 1)...].prefix { $0.hasPrefix("    ") || $0.isEmpty }
-        #expect(operations.contains("    \(method):"), "\(method) \(path) is not documented")
+        var operations: Set<String> = []
+        var path: String?
+        var inPaths = false
+        for line in document.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            guard inPaths else { continue }
+            if !line.isEmpty, !line.hasPrefix(" ") { break }  // the next top-level section
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast()
+                if ["get", "put", "post", "delete", "patch", "head", "options"].contains(String(method)) {
+                    operations.insert("\(method) \(path)")
+                }
+            }
+        }
+        return operations
+    }
+
+    @Test("documents exactly the routes the application serves: none missing from the document, none documented that is not served")
+    func documentsEveryRoute() throws {
+        let declared = Set(try Self.declaredRoutes().filter(\.isDocumented).map { "\($0.method.rawValue.lowercased()) \($0.openAPIPath)" })
+        let documented = try Self.documentedOperations()
+        #expect(declared.count >= 17)
+        #expect(declared.subtracting(documented).sorted() == [], "served but not documented")
+        #expect(documented.subtracting(declared).sorted() == [], "documented but not served")
+    }
+
+    @Test("ErrorReply's code enum is exactly the service's error-code vocabulary")
+    func errorCodes() throws {
+        let document = String(decoding: try #require(OpenAPIDocument.load()), as: UTF8.self)
+        let lines = document.split(separator: "\n").map(String.init)
+        let reply = try #require(lines.firstIndex(of: "    ErrorReply:"))
+        let start = try #require(lines[reply...].firstIndex(of: "          enum: ["))
+        let end = try #require(lines[start...].firstIndex(of: "          ]"))
+        let documented = lines[(start + 1)..<end].joined().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(documented == APIErrorCode.all.map(\.rawValue))
+        #expect(Set(APIErrorCode.serviceCodes).isSubset(of: Set(APIErrorCode.all)))
+    }
+
+    @Test("the 405 table is the route table: every declared path answers its methods and HEAD with GET")
+    func allowTableFromRoutes() throws {
+        let routes = try Self.declaredRoutes()
+        let table = RouteTable(Route.allowedMethods(of: routes))
+        for route in routes {
+            let concrete = route.path.split(separator: "/", omittingEmptySubsequences: false).map { $0.hasPrefix(":") ? "x" : String($0) }.joined(separator: "/")
+            let allowed = try #require(table.allowedMethods(forPath: concrete), "\(route.path)")
+            #expect(allowed.contains(route.method))
+            if route.method == .get { #expect(allowed.contains(.head)) }
+        }
+        #expect(table.allowedMethods(forPath: "/v1/nothing") == nil)
     }
 
     @Test("is a valid OpenAPI 3.1 document", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
@@ -107,8 +150,10 @@ struct OpenAPITests {
     @Test("the live server's replies match it, for every endpoint and error", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
     func repliesMatch() async throws {
         try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
-        var configuration = try TestData.configuration()
+        var configuration = try TestData.entitlementsConfiguration()
         configuration.maxBodyBytes = 64 << 10
+        // An endpoint no event is for (its type filter matches none): its state is read and enabled below.
+        configuration.webhooks = [try WebhookEndpoint(name: "app", url: "http://127.0.0.1:9/hook", secret: "plain-secret-0123456789", types: ["none"])]
         let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
         let recorder = ExchangeRecorder()
         let receipt = try TestData.receipt(transactionPrefix: "81000000")
@@ -148,6 +193,28 @@ struct OpenAPITests {
             try await call(.get, "/v1/accounts/nobody/entitlements", entitlements, key: TestData.readerKey)
             try await call(.get, "/v1/accounts/%01/entitlements", entitlements)
             try await call(.get, "/v1/accounts/oa/entitlements", entitlements, key: nil)
+            let entitlement = "/v1/accounts/{account}/entitlements/{entitlement}"
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/gems", entitlement, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/nobody/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/nothing", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement, key: nil)
+            let grants = "/v1/accounts/{account}/grants"
+            let grantBody = try TestData.json(["entitlement": "premium", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "duration": "P8D", "reason": "support", "idempotencyKey": "g-1"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "nothing", "duration": "P7D", "reason": "r", "idempotencyKey": "g-2"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "reason": "r", "idempotencyKey": "g-3"]))
+            try await call(.get, "/v1/accounts/oa/grants", grants)
+            try await call(.get, "/v1/accounts/oa/grants", grants, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            let grantList = try await client.send(.get, "/v1/accounts/oa/grants", key: TestData.fullKey)
+            let grantId = try #require((try grantList.json["grants"] as? [[String: Any]])?.first?["id"] as? String)
+            let revoke = "/v1/accounts/{account}/grants/{grant}/revoke"
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/nope/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json([:]))
 
             let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
             let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"
@@ -169,6 +236,12 @@ struct OpenAPITests {
             let redeliver = "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"
             try await call(.post, "/v1/webhooks/deliveries/app/999/redeliver", redeliver)
             try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints")
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints", key: TestData.readerKey)
+            let enable = "/v1/webhooks/endpoints/{endpoint}/enable"
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/nope/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable, key: nil)
             try await call(.get, "/v1/sync/status", "/v1/sync/status")
             try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
             let refresh = "/v1/accounts/{account}/refresh"

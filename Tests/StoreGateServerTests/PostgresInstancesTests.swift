@@ -9,8 +9,10 @@ import Testing
 
 @testable import StoreGateServer
 import StoreGateLedger
+import StoreGateAppStoreClient
+import StoreGateSync
 
-@Suite("Two service instances on one PostgreSQL database")
+@Suite("Two service instances on one PostgreSQL database", .serialized)
 struct PostgresInstancesTests {
     static let shouldRun = TemporaryPostgres.isAvailable || TemporaryPostgres.isRequired
 
@@ -66,6 +68,76 @@ struct PostgresInstancesTests {
 
                 let ready = try await a.send(.get, "/readyz")
                 #expect(member(try ready.json, "checks", "database", "backend") as? String == "postgres")
+            }
+        }
+    }
+
+    @Test(
+        "three instances started at once on an empty database migrate once, all run their workers, and refresh the purchases made the moment they start",
+        .enabled(if: shouldRun, "PostgreSQL server binaries are not installed (set STOREGATE_REQUIRE_POSTGRES=1 to fail instead)")
+    )
+    func freshDatabase() async throws {
+        try await AppleStandIn.run { standIn in
+            let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false))
+            defer { server.stop() }
+            let (credentials, account) = AppleStandIn.ServerAPIAccount.makeTestPair(bundleId: TestData.bundleId)
+            standIn.setServerAPIAccount(account)
+            for environment in [AppStoreEnvironment.production, .sandbox] {
+                standIn.updateServerAPIData(environment, bundleId: TestData.bundleId) { _ in }
+            }
+            var configuration = try TestData.configuration()
+            configuration.database = .postgres(url: try await server.makeDatabase())
+            configuration.serverAPICredentials = credentials
+            configuration.appStoreEndpoints = standIn.serverAPIEndpoints
+            configuration.syncSettings.interval = .seconds(1)
+            configuration.refreshOnFirstSight = true
+            var logger = Logger(label: "storegate.tests")
+            logger.logLevel = .critical
+            let apps = try (0..<3).map { _ in TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger)) }
+            let purchases = 6
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, app) in apps.enumerated() {
+                    group.addTask {
+                        try await app.test(.router) { client in
+                            if index == 0 {
+                                // Bought the moment the instance serves: each is refreshed on first sight.
+                                for number in 0..<purchases {
+                                    let signed = try TestData.signedTransaction(transactionId: "97000000000000\(10 + number)")
+                                    let recorded = try await client.send(
+                                        .post, "/v1/transactions/verify", key: TestData.fullKey,
+                                        body: try TestData.json(["signedTransaction": signed, "account": "fresh-\(number)"])
+                                    )
+                                    #expect(recorded.status == .ok)
+                                }
+                            }
+                            // Every worker of every instance completes a round within seconds.
+                            var workers: [[String: Any]] = []
+                            for _ in 0..<300 {
+                                let ready = try await client.send(.get, "/readyz")
+                                #expect(ready.status == .ok)
+                                workers = member(try ready.json, "checks", "workers", "workers") as? [[String: Any]] ?? []
+                                if !workers.isEmpty, workers.allSatisfy({ ($0["rounds"] as? Int ?? 0) > ($0["failures"] as? Int ?? 0) }) { break }
+                                try await Task.sleep(for: .milliseconds(200))
+                            }
+                            let names = Set(workers.compactMap { $0["name"] as? String })
+                            #expect(names.isSuperset(of: ["subscription_clock", "first_sight_refresh", "appstore_sync/Production", "appstore_sync/Sandbox"]), "\(names)")
+                            for worker in workers {
+                                #expect((worker["rounds"] as? Int ?? 0) > (worker["failures"] as? Int ?? 0), "instance \(index): \(worker)")
+                                #expect(worker["status"] as? String == "ok", "instance \(index): \(worker)")
+                            }
+                            if index == 0 {
+                                var refreshed = 0
+                                for _ in 0..<600 {
+                                    refreshed = standIn.serverAPICalls.filter { $0.route == "inApps/v2/history" }.count
+                                    if refreshed >= purchases { break }
+                                    try await Task.sleep(for: .milliseconds(50))
+                                }
+                                #expect(refreshed >= purchases, "purchases recorded as the instances started were not all refreshed")
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
             }
         }
     }

@@ -41,4 +41,16 @@ struct ErrorVocabularyTests {
         #expect(SignedDataError(.productMismatch, reason: "").step == .expectations)
         #expect(ReceiptError(.malformedPKCS7, reason: "").step == .structure)
     }
+
+    @Test("each vocabulary lists every code once, chain failures once per chain code")
+    func completeLists() {
+        #expect(Set(ReceiptError.Code.all.map(\.description)).count == ReceiptError.Code.all.count)
+        #expect(Set(SignedDataError.Code.all.map(\.description)).count == SignedDataError.Code.all.count)
+        #expect(ChainError.Code.all == Self.chainCodes)
+        for code in ChainError.Code.all {
+            #expect(ReceiptError.Code.all.contains(.chain(code)))
+            #expect(SignedDataError.Code.all.contains(.chain(code)))
+        }
+        #expect(ReceiptError.Code.all.contains(.expectationNotMet) && SignedDataError.Code.all.contains(.renewalInfoMismatch))
+    }
 }

@@ -32,7 +32,7 @@ struct NotificationSyncTests {
     /// Runs `body` with a stand-in that accepts a fresh key, a transport, and a factory of syncs
     /// against it (sandbox; each with its own holder).
     static func withStandIn<T: Sendable>(
-        _ body: @Sendable (AppleStandIn, JWSMinter, @escaping @Sendable (any Ledger & LeasedStateStore, String, NotificationSyncSettings) throws -> NotificationHistorySync) async throws -> T
+        _ body: @Sendable (AppleStandIn, JWSMinter, @escaping @Sendable (any Ledger, String, NotificationSyncSettings) throws -> NotificationHistorySync) async throws -> T
     ) async throws -> T {
         let minter = try JWSMinter.shared()
         let (credentials, account) = AppleStandIn.ServerAPIAccount.makeTestPair(bundleId: SyncStory.bundleId)
@@ -82,7 +82,7 @@ struct NotificationSyncTests {
 
     /// A responder answering every request of a story (its requests span 25 days: the window is
     /// widened to take them all).
-    static func storyResponder(_ sync: NotificationHistorySync, _ ledger: any Ledger & LeasedStateStore, holder: String) -> ConsumptionResponder {
+    static func storyResponder(_ sync: NotificationHistorySync, _ ledger: any Ledger, holder: String) -> ConsumptionResponder {
         ConsumptionResponder(
             clients: [sync.client], ledger: ledger, settings: ConsumptionTests.settings(window: .seconds(30 * 86_400)), holder: holder, logger: logger
         )
@@ -135,7 +135,7 @@ struct NotificationSyncTests {
             let delivered = try await Self.prepare(ledger, story: story, minter: minter, seed: seed, consumption: responder)
             let sync = NotificationHistorySync(client: base.client, ledger: ledger, holder: "instance-1", consumption: responder, logger: Self.logger)
             let report = await sync.run()
-            #expect(report.outcome == .completed, "seed \(seed): \(report.error ?? "")")
+            #expect(report.outcome == .completed, "seed \(seed): \(report.error.map { "\($0)" } ?? "")")
             #expect(report.pages == 10)
             #expect(report.recovered == 200 - delivered.count, "seed \(seed)")
             #expect(report.duplicates == delivered.count, "seed \(seed)")
@@ -223,7 +223,7 @@ struct NotificationSyncTests {
             standIn.failNext(1, of: .serverAPI, with: .httpStatus(503))
             standIn.expirePaginationTokens(1)
             let report = await (try makeSync(ledger, "instance-1", NotificationSyncSettings())).run()
-            #expect(report.outcome == .completed, "\(report.error ?? "")")
+            #expect(report.outcome == .completed, "\(report.error.map { "\($0)" } ?? "")")
             try await Self.expectTruth(ledger, story, now: now)
             let tokens = standIn.serverAPICalls.filter { $0.route == "inApps/v1/notifications/history" }.map { $0.query["paginationToken"]?.first }
             // 429, 503, page 1, the expired token, page 1 again, then the rest.
@@ -309,7 +309,7 @@ struct NotificationSyncTests {
             let before = try await ledger.events(after: 0, limit: 1000)
             let report = await (try makeSync(ledger, "instance-1", NotificationSyncSettings())).run()
             #expect(report.outcome == .failed)
-            #expect(report.error?.hasPrefix("signed_payload_rejected") == true, "\(report.error ?? "")")
+            #expect(report.error?.code.rawValue == "signed_payload_rejected", "\(report.error.map { "\($0)" } ?? "")")
             #expect(report.recovered == 0)
             #expect(try await ledger.events(after: 0, limit: 1000) == before)
             let status = try #require(try await AppStoreSyncService.statuses(of: ledger, at: Date()).first)

@@ -1,3 +1,5 @@
+public import StoreGateCore
+
 /// How a call to Apple retries: a bounded number of attempts, exponential backoff with
 /// jitter between them, and one deadline for the whole call.
 ///
@@ -10,15 +12,8 @@
 public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in total, the first one included (1 disables retries).
     public var maxAttempts: Int
-    /// The wait before the second attempt.
-    public var initialBackoff: Duration
-    /// The longest wait between two attempts.
-    public var maxBackoff: Duration
-    /// How much each wait grows over the previous one.
-    public var multiplier: Double
-    /// The fraction of each wait drawn at random (0 none, 1 "full jitter"), so many
-    /// clients failing together do not retry together.
-    public var jitter: Double
+    /// The waits between attempts: the first after attempt 1, growing to a ceiling, with jitter.
+    public var backoff: Backoff
     /// How long one attempt may take.
     public var attemptTimeout: Duration
     /// How long the whole call may take, retries and waits included.
@@ -38,10 +33,7 @@ public struct RetryPolicy: Sendable, Hashable {
         maxRetryAfter: Duration = .seconds(30)
     ) {
         self.maxAttempts = max(1, maxAttempts)
-        self.initialBackoff = max(.zero, initialBackoff)
-        self.maxBackoff = max(.zero, maxBackoff)
-        self.multiplier = max(1, multiplier)
-        self.jitter = min(1, max(0, jitter))
+        self.backoff = Backoff(first: initialBackoff, maximum: maxBackoff, multiplier: multiplier, jitter: jitter)
         self.attemptTimeout = max(.zero, attemptTimeout)
         self.totalDeadline = max(.zero, totalDeadline)
         self.maxRetryAfter = max(.zero, maxRetryAfter)
@@ -56,19 +48,11 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The wait after failed attempt number `attempt` (1-based), before jitter.
     public func backoff(afterAttempt attempt: Int) -> Duration {
-        var delay = initialBackoff
-        var step = 1
-        while step < attempt, delay < maxBackoff {
-            delay = delay * multiplier
-            step += 1
-        }
-        return min(delay, maxBackoff)
+        backoff.baseDelay(afterFailures: attempt)
     }
 
     /// The wait after failed attempt `attempt`, with jitter drawn from `random` (a value in 0...1).
     public func jitteredBackoff(afterAttempt attempt: Int, random: Double) -> Duration {
-        let base = backoff(afterAttempt: attempt)
-        let fraction = 1 - jitter * min(1, max(0, random))
-        return base * fraction
+        backoff.delay(afterFailures: attempt, random: random)
     }
 }

@@ -14,7 +14,7 @@ public struct Entitlements: Sendable, Hashable, Codable {
     /// Consumables with their balances, by product id.
     public var consumables: [ProductEntitlement]
     /// Auto-renewable subscriptions, one per subscription group.
-    public var subscriptions: [SubscriptionStatus]
+    public var subscriptions: [SubscriptionEntitlement]
     /// Products of a type the ledger does not know: recorded, never entitling.
     public var otherProducts: [ProductEntitlement]
 
@@ -39,7 +39,7 @@ public struct Entitlements: Sendable, Hashable, Codable {
     }
 
     /// The subscription state of a group, if the account ever subscribed in it.
-    public func subscription(inGroup group: String) -> SubscriptionStatus? {
+    public func subscription(inGroup group: String) -> SubscriptionEntitlement? {
         subscriptions.first { $0.subscriptionGroup == group }
     }
 }

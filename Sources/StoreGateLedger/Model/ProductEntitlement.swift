@@ -16,7 +16,7 @@ public struct ProductEntitlement: Sendable, Hashable, Codable {
     /// The transactions that decided it, by purchase date.
     public var transactions: [RecordedTransaction]
     /// The notifications about those transactions, by signing date.
-    public var notifications: [NotificationSummary]
+    public var notifications: [RecordedNotification]
 }
 
 /// The balance of one consumable product for one account.

@@ -8,13 +8,13 @@ package struct AccountRecords: Sendable {
     /// The latest renewal info of the account's families.
     package var renewals: [FamilyKey: RenewalRow]
     /// The notifications about the account's families.
-    package var notifications: [NotificationSummary]
+    package var notifications: [RecordedNotification]
     /// The account's consumable counters.
     package var balances: [ConsumableBalance]
 
     package init(
         transactions: [RecordedTransaction] = [], renewals: [FamilyKey: RenewalRow] = [:],
-        notifications: [NotificationSummary] = [], balances: [ConsumableBalance] = []
+        notifications: [RecordedNotification] = [], balances: [ConsumableBalance] = []
     ) {
         self.transactions = transactions
         self.renewals = renewals
@@ -93,13 +93,13 @@ package enum EntitlementCalculator {
     /// The state of one subscription group.
     ///
     /// A period that Apple has not refunded, revoked or replaced by an upgrade and that covers
-    /// `date` makes it ``SubscriptionStatus/State/active`` (the latest such period decides).
+    /// `date` makes it ``SubscriptionEntitlement/State/active`` (the latest such period decides).
     /// Otherwise the most recent transaction decides: revoked, upgraded, or — from its
     /// family's latest renewal info — in grace period, in billing retry, or expired.
     static func subscription(
         group: String, transactions: [RecordedTransaction], renewals: [FamilyKey: RenewalRow],
-        notifications: [NotificationSummary], at date: Date
-    ) -> SubscriptionStatus? {
+        notifications: [RecordedNotification], at date: Date
+    ) -> SubscriptionEntitlement? {
         let active = transactions.filter { transaction in
             guard !transaction.isRevoked, !transaction.isUpgraded, let expires = transaction.expiresDate else { return false }
             return expires > date
@@ -109,7 +109,7 @@ package enum EntitlementCalculator {
                 < (rhs.purchaseDate, rhs.expiresDate ?? .distantPast, rhs.transactionId)
         }
         let deciding: RecordedTransaction
-        let state: SubscriptionStatus.State
+        let state: SubscriptionEntitlement.State
         let renewalOfDeciding: RenewalRow?
         if let best = active.max(by: { lhs, rhs in
             ((lhs.expiresDate ?? .distantPast), lhs.purchaseDate, lhs.transactionId)
@@ -139,7 +139,7 @@ package enum EntitlementCalculator {
             return nil
         }
         let families = Set(transactions.map { FamilyKey(environment: $0.environment, originalTransactionId: $0.originalTransactionId) })
-        return SubscriptionStatus(
+        return SubscriptionEntitlement(
             subscriptionGroup: group,
             state: state,
             productId: deciding.productId,
@@ -161,7 +161,7 @@ package enum EntitlementCalculator {
     }
 
     /// The notifications about any of `transactions`.
-    static func related(_ notifications: [NotificationSummary], to transactions: [RecordedTransaction]) -> [NotificationSummary] {
+    static func related(_ notifications: [RecordedNotification], to transactions: [RecordedTransaction]) -> [RecordedNotification] {
         guard !notifications.isEmpty, !transactions.isEmpty else { return [] }
         let ids = Set(transactions.map { TransactionKey(environment: $0.environment, transactionId: $0.transactionId) })
         return notifications.filter { notification in

@@ -110,7 +110,7 @@ package struct LedgerPlanner: Sendable {
             }
             row = made
         }
-        let summary = NotificationSummary(
+        let summary = RecordedNotification(
             notificationUUID: notification.notificationUUID,
             notificationType: notification.notificationType,
             subtype: notification.subtype,

@@ -118,10 +118,10 @@ package struct RenewalRow: Hashable, Sendable {
 
 /// A stored notification.
 package struct NotificationRow: Hashable, Sendable {
-    package var summary: NotificationSummary
+    package var summary: RecordedNotification
     package var proofDigest: ProofDigest
 
-    package init(summary: NotificationSummary, proofDigest: ProofDigest) {
+    package init(summary: RecordedNotification, proofDigest: ProofDigest) {
         self.summary = summary
         self.proofDigest = proofDigest
     }

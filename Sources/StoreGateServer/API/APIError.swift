@@ -19,7 +19,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     /// The HTTP status.
     public let status: HTTPResponse.Status
     /// The stable, snake-case code.
-    public let code: String
+    public let code: APIErrorCode
     /// A human-readable explanation.
     public let message: String
     /// The JSON member or proof field at fault, when there is one.
@@ -34,7 +34,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var headers: HTTPFields = [:]
 
     /// Creates an error reply.
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, step: String? = nil) {
+    public init(_ status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String, field: String? = nil, step: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
@@ -68,7 +68,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         let retryable: Bool?
 
         init(_ error: APIError) {
-            code = error.code
+            code = error.code.rawValue
             message = error.message
             field = error.field
             step = error.step
@@ -92,29 +92,29 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 extension APIError {
     /// 401: no key, or an unknown key.
     static func unauthorized(_ message: String) -> APIError {
-        var error = APIError(.unauthorized, "unauthorized", message)
+        var error = APIError(.unauthorized, .unauthorized, message)
         error.headers[.wwwAuthenticate] = "Bearer realm=\"storegate\""
         return error
     }
 
     /// 403: a known key without the permission.
     static func forbidden(_ permission: Permission) -> APIError {
-        APIError(.forbidden, "forbidden", "this API key may not call this endpoint (it lacks the \(permission.rawValue) permission)")
+        APIError(.forbidden, .forbidden, "this API key may not call this endpoint (it lacks the \(permission.rawValue) permission)")
     }
 
     /// 413: the body is over the limit.
     static func bodyTooLarge(_ limit: Int) -> APIError {
-        APIError(.contentTooLarge, "body_too_large", "the request body is larger than \(limit) bytes")
+        APIError(.contentTooLarge, .bodyTooLarge, "the request body is larger than \(limit) bytes")
     }
 
     /// 400 about one JSON member.
-    static func badField(_ field: String, _ code: String, _ message: String) -> APIError {
+    static func badField(_ field: String, _ code: APIErrorCode, _ message: String) -> APIError {
         APIError(.badRequest, code, message, field: field)
     }
 
     /// 404 for an unknown path.
-    static let notFound = APIError(.notFound, "not_found", "no such endpoint")
+    static let notFound = APIError(.notFound, .notFound, "no such endpoint")
 
     /// 500 without details (they are logged, never answered).
-    static let internalError = APIError(.internalServerError, "internal_error", "the service failed to answer; the failure was logged")
+    static let internalError = APIError(.internalServerError, .internalError, "the service failed to answer; the failure was logged")
 }

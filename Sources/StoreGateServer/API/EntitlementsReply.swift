@@ -17,8 +17,11 @@ struct EntitlementsReply: JSONWritable {
     let consumables: [ProductReply]
     let subscriptions: [SubscriptionReply]
     let otherProducts: [ProductReply]
+    /// The catalog's entitlements, derived from the products above and the account's grants.
+    let entitlements: [EntitlementReply]
 
-    init(_ entitlements: Entitlements) {
+    init(_ entitlements: Entitlements, catalog: [Entitlement]) {
+        self.entitlements = catalog.map(EntitlementReply.init)
         account = entitlements.account.rawValue
         asOf = entitlements.date
         nonConsumables = entitlements.nonConsumables.map(ProductReply.init)
@@ -73,7 +76,7 @@ struct BalanceReply: JSONWritable {
     }
 }
 
-/// One auto-renewable subscription group (`SubscriptionStatus`).
+/// One auto-renewable subscription group (`SubscriptionEntitlement`).
 struct SubscriptionReply: JSONWritable {
     let subscriptionGroup: String
     let state: String
@@ -91,7 +94,7 @@ struct SubscriptionReply: JSONWritable {
     let transactions: [TransactionReply]
     let notifications: [NotificationSummaryReply]
 
-    init(_ status: SubscriptionStatus) {
+    init(_ status: SubscriptionEntitlement) {
         subscriptionGroup = status.subscriptionGroup
         state = status.state.rawValue
         isEntitled = status.isEntitled
@@ -151,7 +154,7 @@ struct TransactionReply: JSONWritable {
     }
 }
 
-/// A notification the ledger took (`NotificationSummary` of the ledger).
+/// A notification the ledger took (`RecordedNotification` of the ledger).
 struct NotificationSummaryReply: JSONWritable {
     let notificationUUID: String
     let notificationType: String
@@ -160,7 +163,7 @@ struct NotificationSummaryReply: JSONWritable {
     let environment: String
     let transactionId: String?
 
-    init(_ summary: StoreGateLedger.NotificationSummary) {
+    init(_ summary: RecordedNotification) {
         notificationUUID = summary.notificationUUID
         notificationType = summary.notificationType
         subtype = summary.subtype
@@ -192,6 +195,7 @@ extension EntitlementsReply {
         json.object { json in
             json.member("account", account)
             json.member("asOf", asOf)
+            json.member("entitlements", entitlements)
             json.member("entitledProductIds", entitledProductIds)
             json.member("nonConsumables", nonConsumables)
             json.member("nonRenewingSubscriptions", nonRenewingSubscriptions)

@@ -49,7 +49,7 @@ enum JSONRequest {
         } catch is NIOTooManyBytesError {
             throw APIError.bodyTooLarge(limit)
         } catch {
-            throw APIError(.badRequest, "body_unreadable", "the request body could not be read")
+            throw APIError(.badRequest, .bodyUnreadable, "the request body could not be read")
         }
     }
 }

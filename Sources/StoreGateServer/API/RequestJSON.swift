@@ -17,13 +17,13 @@ struct RequestObject {
     /// Refuses members outside `allowed` (a misspelt expectation must not be ignored).
     func rejectUnknownMembers(_ allowed: Set<String>) throws(APIError) {
         for key in object.members.map(\.key).sorted() where !allowed.contains(key) {
-            throw APIError.badField(name(key), "unknown_field", "'\(name(key))' is not a member of this request")
+            throw APIError.badField(name(key), .unknownField, "'\(name(key))' is not a member of this request")
         }
     }
 
     func string(_ key: String) throws(APIError) -> String {
         guard let value = try optionalString(key) else {
-            throw APIError.badField(name(key), "missing_field", "'\(name(key))' is required")
+            throw APIError.badField(name(key), .missingField, "'\(name(key))' is required")
         }
         return value
     }
@@ -40,7 +40,7 @@ struct RequestObject {
         switch object[key] {
         case .none, .null?: return nil
         case .integer(let integer)? where integer >= Int64(Int.min) && integer <= Int64(Int.max): return Int(integer)
-        case .integer?, .fraction?: throw APIError.badField(name(key), "invalid_field", "'\(name(key))' must be a whole number")
+        case .integer?, .fraction?: throw APIError.badField(name(key), .invalidField, "'\(name(key))' must be a whole number")
         case let other?: throw wrongType(key, "an integer", other)
         }
     }
@@ -54,7 +54,7 @@ struct RequestObject {
     }
 
     private func wrongType(_ key: String, _ expected: String, _ found: JSONValue) -> APIError {
-        APIError.badField(name(key), "invalid_field", "'\(name(key))' must be \(expected), not \(found.typeName)")
+        APIError.badField(name(key), .invalidField, "'\(name(key))' must be \(expected), not \(found.typeName)")
     }
 }
 
@@ -70,16 +70,16 @@ enum RequestJSONReader {
         }
         switch result {
         case nil:
-            throw APIError(.badRequest, "malformed_json", "the request body is empty; a JSON object is expected")
+            throw APIError(.badRequest, .malformedJSON, "the request body is empty; a JSON object is expected")
         case .success(let object)?:
             return RequestObject(path: "", object: object)
         case .failure(let failure)?:
             switch failure.kind {
             case .duplicateMember:
-                throw APIError.badField(failure.dottedPath, "duplicate_field", "'\(failure.dottedPath)' appears twice")
+                throw APIError.badField(failure.dottedPath, .duplicateField, "'\(failure.dottedPath)' appears twice")
             case .malformed:
                 let at = failure.path.isEmpty ? "" : " in '\(failure.dottedPath)'"
-                throw APIError(.badRequest, "malformed_json", "the request body is not a JSON object: \(failure.reason) at byte \(failure.offset)\(at)")
+                throw APIError(.badRequest, .malformedJSON, "the request body is not a JSON object: \(failure.reason) at byte \(failure.offset)\(at)")
             }
         }
     }

@@ -77,7 +77,7 @@ public struct ServerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// The app-specific shared secret `/verifyReceipt` checks `password` against.
     public var sharedSecret: SharedSecret?
-    /// App Store Server API credentials (validated at start-up; see the README).
+    /// App Store Server API credentials (validated at start-up; see docs/configuration.md).
     public var serverAPICredentials: AppStoreServerAPICredentials?
     /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL_PRODUCTION`,
     /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, or a stand-in's `STOREGATE_APPSTORE_API_URL`):
@@ -101,8 +101,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
     public var limits: Limits = .default
-    /// Product types and subscription groups for proofs that do not state them (receipts).
+    /// Product types and subscription groups for proofs that do not state them (receipts), and
+    /// the app's entitlements (`STOREGATE_PRODUCTS_FILE`).
     public var catalog: ProductCatalog = ProductCatalog()
+    /// The file the catalog was read from: read again on SIGHUP.
+    public var productsFile: String?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
     /// SQLite's durability setting (default `normal`: survives the process being killed).
@@ -244,6 +247,9 @@ extension ServerConfiguration {
         }
         for endpoint in webhooks where endpoint.sendsInClearOffHost {
             warnings.append("webhook endpoint '\(endpoint.name)' is plain http to another host: its events (accounts, purchases) cross the network unencrypted")
+        }
+        for endpoint in webhooks {
+            warnings += endpoint.secretWarnings
         }
         return warnings
     }

@@ -9,6 +9,7 @@ import StoreGateCore
 import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
+import StoreGateWorkers
 import X509
 
 /// The web console at `/console`: sign-in with an API key that has the `console` permission,
@@ -42,35 +43,28 @@ struct Console: Sendable {
         self.library = MustacheLibrary(templates: templates)
     }
 
-    /// The routes, for the service's route table (405 with `Allow`).
-    static let routes: [(String, [HTTPRequest.Method])] = [
-        ("/console", [.get, .head]),
-        ("/console/signin", [.get, .head, .post]),
-        ("/console/signout", [.post]),
-        ("/console/search", [.get, .head]),
-        ("/console/accounts/:account", [.get, .head]),
-        ("/console/transactions/:environment/:transaction", [.get, .head]),
-        ("/console/inspect", [.get, .head, .post]),
-        ("/console/system", [.get, .head]),
-        ("/console/assets/console.css", [.get, .head]),
-        ("/console/assets/console.js", [.get, .head]),
-    ]
-
-    func register(on router: Router<StoreGateRequestContext>) {
-        router.get("/console/assets/console.css") { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") }
-        router.get("/console/assets/console.js") { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") }
-        router.get("/console/signin", use: signInPage)
-        router.post("/console/signin", use: signIn)
-        let signedIn = router.group().add(middleware: ConsoleAuthMiddleware(security: security))
-        signedIn.post("/console/signout", use: signOut)
-        signedIn.get("/console", use: overview)
-        signedIn.get("/console/search", use: search)
-        signedIn.get("/console/accounts/:account", use: account)
-        signedIn.get("/console/transactions/:environment/:transaction", use: transaction)
-        signedIn.get("/console/inspect", use: inspectPage)
-        signedIn.post("/console/inspect", use: inspect)
-        signedIn.get("/console/system", use: system)
+    /// The console's routes: the assets and the sign-in are open, every page needs a session.
+    var routes: [Route] {
+        [
+            Route(.get, "/console/assets/console.css", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") },
+            Route(.get, "/console/assets/console.js", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") },
+            Route(.get, "/console/signin", .open, documented: false, signInPage),
+            Route(.post, "/console/signin", .open, documented: false, signIn),
+            Route(.post, "/console/signout", .consoleSession, documented: false, signOut),
+            Route(.get, "/console", .consoleSession, documented: false, overview),
+            Route(.get, "/console/search", .consoleSession, documented: false, search),
+            Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
+            Route(.post, "/console/accounts/:account/grants", .consoleSession, documented: false, grant),
+            Route(.post, "/console/accounts/:account/grants/:grant/revoke", .consoleSession, documented: false, revokeGrant),
+            Route(.get, "/console/transactions/:environment/:transaction", .consoleSession, documented: false, transaction),
+            Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
+            Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
+            Route(.get, "/console/system", .consoleSession, documented: false, system),
+        ]
     }
+
+    /// What guards the pages: a signed-in session.
+    var authentication: ConsoleAuthMiddleware { ConsoleAuthMiddleware(security: security) }
 
     // MARK: Pages' shared parts
 
@@ -297,9 +291,21 @@ struct Console: Sendable {
     // MARK: Account
 
     struct AccountPage: Sendable {
+        struct Option: Sendable {
+            let value: String
+        }
+
         let layout: Layout
         let account: String
         let now: String
+        let entitlements: [ConsoleViews.EntitlementRow]
+        let hasEntitlements: Bool
+        let grants: [ConsoleViews.GrantRow]
+        let hasGrants: Bool
+        /// The grant form, for a key with `grants.manage` and a catalog with entitlements.
+        let canGrant: Bool
+        let grantAction: String
+        let entitlementOptions: [Option]
         let owned: [ConsoleViews.Owned]
         let hasOwned: Bool
         let balances: [ConsoleViews.Balance]
@@ -325,13 +331,18 @@ struct Console: Sendable {
         }
         let now = endpoints.now()
         let entitlements: Entitlements
+        let grants: [EntitlementGrant]
         var events: [LedgerEvent]
         do throws(LedgerError) {
             entitlements = try await endpoints.ledger.entitlements(for: account, at: now)
+            grants = try await endpoints.ledger.grants(for: account)
             events = try await endpoints.ledger.timeline(for: account, before: before, limit: Self.timelinePage + 1)
         } catch {
             return ledgerFailure(error, context)
         }
+        let catalog = endpoints.catalog.current
+        let resolved = EntitlementResolver.resolve(entitlements, catalog: catalog, grants: grants, at: now)
+        let canManage = endpoints.configuration.apiKeys.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.grantsManage)
         let hasOlder = events.count > Self.timelinePage
         events = Array(events.prefix(Self.timelinePage))
         let link = ConsoleViews.accountLink(account)
@@ -339,11 +350,83 @@ struct Console: Sendable {
         let balances = ConsoleViews.balances(entitlements)
         return page("account", AccountPage(
             layout: layout("Account \(account.rawValue)", context), account: account.rawValue, now: ConsoleViews.time(now),
+            entitlements: ConsoleViews.entitlementRows(resolved), hasEntitlements: !resolved.isEmpty,
+            grants: ConsoleViews.grantRows(grants, account: account, at: now, canManage: canManage), hasGrants: !grants.isEmpty,
+            canGrant: canManage && !catalog.entitlements.isEmpty, grantAction: "\(link)/grants",
+            entitlementOptions: catalog.entitlements.keys.sorted().map(AccountPage.Option.init),
             owned: owned, hasOwned: !owned.isEmpty, balances: balances, hasBalances: !balances.isEmpty,
             timeline: events.map(ConsoleViews.timelineEntry),
             olderLink: hasOlder ? events.last.map { "\(link)?before=\($0.sequence)#timeline" } : nil,
             newestLink: before == nil ? nil : "\(link)#timeline"
         ))
+    }
+
+    // MARK: Grants
+
+    /// The grant form: grants an entitlement for the chosen duration, in the signed-in key's
+    /// name (which needs `grants.manage`), then shows the account again.
+    @Sendable func grant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
+        guard let keyName = context.consoleSession?.keyName,
+              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+        else {
+            return errorPage(.forbidden, "Not allowed", "Granting needs an API key with the grants.manage permission.", context)
+        }
+        let account: AccountID
+        do {
+            account = try AccountID(try Endpoints.pathParameter("account", context))
+        } catch {
+            return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
+        }
+        let entitlement = form["entitlement"] ?? ""
+        guard endpoints.catalog.current.entitlements[entitlement] != nil else {
+            return errorPage(.badRequest, "Unknown entitlement", "The catalog defines no entitlement with that name.", context)
+        }
+        guard let seconds = ISODuration.seconds(form["duration"] ?? "") else {
+            return errorPage(.badRequest, "Not a duration", "Choose how long the grant lasts (P1D, P7D, P30D, or an ISO 8601 duration).", context)
+        }
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        do throws(LedgerError) {
+            let outcome = try await endpoints.ledger.grant(GrantRequest(
+                account: account, entitlement: entitlement, term: .duration(.seconds(seconds)), reason: reason, grantedBy: keyName,
+                idempotencyKey: form["idempotencyKey"] ?? UUID().uuidString.lowercased(), startsAt: endpoints.now()
+            ))
+            context.logger.info("console: entitlement granted", metadata: ["account": "\(account.rawValue)", "grant.id": "\(outcome.grant.id)"])
+        } catch where error.code == .invalidArgument {
+            return errorPage(.badRequest, "Not granted", error.reason, context)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        return Self.redirect("\(ConsoleViews.accountLink(account))#grants")
+    }
+
+    /// The revoke button of an active grant.
+    @Sendable func revokeGrant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
+        guard let keyName = context.consoleSession?.keyName,
+              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+        else {
+            return errorPage(.forbidden, "Not allowed", "Revoking needs an API key with the grants.manage permission.", context)
+        }
+        let account: AccountID
+        let id: String
+        do {
+            account = try AccountID(try Endpoints.pathParameter("account", context))
+            id = try Endpoints.pathParameter("grant", context)
+        } catch {
+            return errorPage(.badRequest, "Not a grant", "The path names an account and a grant.", context)
+        }
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        do throws(LedgerError) {
+            try await endpoints.ledger.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: endpoints.now())
+        } catch where error.code == .grantNotFound {
+            return errorPage(.notFound, "No such grant", "This account has no grant with that id.", context)
+        } catch where error.code == .invalidArgument {
+            return errorPage(.badRequest, "Not revoked", error.reason, context)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        return Self.redirect("\(ConsoleViews.accountLink(account))#grants")
     }
 
     // MARK: Transaction and its proof
@@ -486,6 +569,17 @@ struct Console: Sendable {
             let hasError: Bool
         }
 
+        struct Worker: Sendable {
+            let name: String
+            let state: String
+            let tone: String
+            let rounds: Int
+            let failures: Int
+            let lastSuccess: String
+            let lastError: String
+            let isFailing: Bool
+        }
+
         struct Webhook: Sendable {
             let name: String
             let url: String
@@ -493,6 +587,9 @@ struct Console: Sendable {
             let delivered: Int
             let failed: Int
             let hasFailed: Bool
+            /// `enabled`, or `disabled (410 at …)` after a receiver's 410 Gone.
+            let state: String
+            let isDisabled: Bool
         }
 
         let layout: Layout
@@ -502,7 +599,11 @@ struct Console: Sendable {
         let database: String
         let apps: String
         let environments: String
+        let workers: [Worker]
+        let hasWorkers: Bool
         let warnings: [String]
+        /// Parts of the page the ledger could not read.
+        let failures: [String]
         let anchors: [Anchor]
         let webhooks: [Webhook]
         let hasWebhooks: Bool
@@ -516,14 +617,8 @@ struct Console: Sendable {
     @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let configuration = endpoints.configuration
         let ledger = endpoints.ledger
-        var database = "answers and takes writes"
-        do throws(LedgerError) {
-            try await withLedgerDeadline(min(configuration.databaseTimeout, Endpoints.readinessTimeout)) { () throws(LedgerError) in
-                try await ledger.checkHealth()
-            }
-        } catch {
-            database = "failing (\(error.code))"
-        }
+        let readiness = await endpoints.readiness(logger: context.logger)
+        let database = readiness.databaseError.map { "failing (\($0.code))" } ?? "answers and takes writes"
         let store = endpoints.verification.chainVerifier.trustStore
         let loaded = Set(store.appleRoots.map(\.fingerprint))
         let pinned = [(TrustStore.appleRootCA, "Apple Root CA"), (TrustStore.appleRootCAG3, "Apple Root CA - G3")].filter { !loaded.contains($0.0) }.map {
@@ -532,31 +627,56 @@ struct Console: Sendable {
         let anchors = pinned
             + store.appleRoots.map { SystemPage.Anchor(kind: "Apple root (pinned, loaded)", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
             + store.optInAnchors.map { SystemPage.Anchor(kind: "opt-in anchor", subject: $0.certificate.subject.description, fingerprint: $0.fingerprint.description) }
+        // A part the ledger could not read is shown as a failure, never as zeros.
+        var failures: [String] = []
+        func failed(_ what: String, _ error: LedgerError) {
+            failures.append("\(what): the ledger failed (\(error.code))")
+            context.logger.warning("console: a system read failed", metadata: ["part": "\(what)", "ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
+        }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
-        if let deliveries = ledger as? any EventDeliveryStore, !configuration.webhooks.isEmpty {
-            counts = (try? await deliveries.deliveryCounts()) ?? [:]
+        var states: [String: WebhookEndpointState] = [:]
+        if !configuration.webhooks.isEmpty {
+            do throws(LedgerError) {
+                counts = try await ledger.deliveryCounts()
+                states = try await WebhookEndpointState.all(in: ledger)
+            } catch {
+                failed("webhook deliveries", error)
+            }
         }
         let webhooks = configuration.webhooks.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
+            let state: String
+            switch states[endpoint.name] ?? .enabled {
+            case .enabled: state = "enabled"
+            case .disabled(let disabling?): state = "disabled (\(disabling.status) at \(ConsoleViews.time(disabling.disabledDate)))"
+            case .disabled(nil): state = "disabled"
+            }
             return SystemPage.Webhook(
                 name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
-                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
+                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
+                state: state, isDisabled: states[endpoint.name]?.isDisabled ?? false
             )
         }
-        var syncs: [SystemPage.Sync] = []
-        if let store = ledger as? any LeasedStateStore, let statuses = try? await AppStoreSyncService.statuses(of: store, at: endpoints.now()) {
-            syncs = statuses.map { status in
-                SystemPage.Sync(
-                    bundleId: status.bundleId, environment: status.environment.rawValue,
-                    syncedUntil: status.syncedUntil.map { ConsoleViews.time($0) } ?? "not yet", recovered: status.recovered,
-                    duplicates: status.duplicates, rejected: status.rejected,
-                    lastError: status.lastError.map { "\($0.code) at \(ConsoleViews.time($0.at))" } ?? "none", hasError: status.lastError != nil
-                )
-            }
+        let syncs: [SystemPage.Sync]
+        var statuses: [NotificationSyncStatus] = []
+        do throws(LedgerError) {
+            statuses = try await AppStoreSyncService.statuses(of: ledger, at: endpoints.now())
+        } catch {
+            failed("App Store sync", error)
+        }
+        syncs = statuses.map { status in
+            SystemPage.Sync(
+                bundleId: status.bundleId, environment: status.environment.rawValue,
+                syncedUntil: status.syncedUntil.map { ConsoleViews.time($0) } ?? "not yet", recovered: status.recovered,
+                duplicates: status.duplicates, rejected: status.rejected,
+                lastError: status.lastError.map { "\($0.code) at \(ConsoleViews.time($0.at))" } ?? "none", hasError: status.lastError != nil
+            )
         }
         var requests = ConsumptionResponder.Summary()
-        if let store = ledger as? any LeasedStateStore, let summary = try? await ConsumptionResponder.summary(of: store) {
-            requests = summary
+        do throws(LedgerError) {
+            requests = try await ConsumptionResponder.summary(of: ledger)
+        } catch {
+            failed("consumption requests", error)
         }
         let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
@@ -565,13 +685,22 @@ struct Console: Sendable {
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
-        let ready = database == "answers and takes writes" && !TrustStore.pinnedAppleRoots.isEmpty
+        let ready = readiness.isReady
+        let workers = readiness.workers.map { worker in
+            SystemPage.Worker(
+                name: worker.name, state: worker.health.rawValue,
+                tone: worker.health == .stalled ? "bad" : worker.health == .ok ? "good" : "neutral",
+                rounds: worker.rounds, failures: worker.failures, lastSuccess: worker.lastSuccessAt.map { ConsoleViews.time($0) } ?? "not yet",
+                lastError: worker.consecutiveFailures > 0 ? worker.lastError ?? "" : "none", isFailing: worker.consecutiveFailures > 0
+            )
+        }
         return page("system", SystemPage(
             layout: layout("System", context, section: .system), readiness: ready ? "ready" : "not ready", readyTone: ready ? "good" : "bad",
             backend: ledger.backend, database: database,
             apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
-            warnings: configuration.startupWarnings + ledger.startupWarnings, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
+            workers: workers, hasWorkers: !workers.isEmpty,
+            warnings: configuration.startupWarnings + ledger.startupWarnings, failures: failures, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
             syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
             consumptionFailed: requests[.failed] + requests[.expired] > 0
         ))

@@ -138,7 +138,7 @@ struct ConsoleForm: Sendable {
         do {
             buffer = try await request.body.collect(upTo: limit)
         } catch {
-            throw APIError(.contentTooLarge, "body_too_large", "a console form holds at most \(limit) bytes")
+            throw APIError(.contentTooLarge, .bodyTooLarge, "a console form holds at most \(limit) bytes")
         }
         self.init(String(buffer: buffer))
     }

@@ -23,15 +23,15 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             case .notFound:
                 if let allowed = routes.allowedMethods(forPath: request.uri.path) {
                     let allow = allowed.map(\.rawValue).joined(separator: ", ")
-                    var reply = APIError(.methodNotAllowed, "method_not_allowed", "this endpoint accepts \(allow)")
+                    var reply = APIError(.methodNotAllowed, .methodNotAllowed, "this endpoint accepts \(allow)")
                     reply.headers[.allow] = allow
                     return reply.response()
                 }
                 return APIError.notFound.response()
             case .contentTooLarge: return APIError.bodyTooLarge(bodyLimit).response()
-            default:
-                let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
-                return APIError(error.status, code.isEmpty ? "http_\(error.status.code)" : code, error.body ?? error.status.reasonPhrase).response()
+            case .badRequest: return APIError(error.status, .badRequest, error.body ?? error.status.reasonPhrase).response()
+            case .requestTimeout: return APIError(error.status, .requestTimeout, error.body ?? error.status.reasonPhrase).response()
+            default: return APIError(error.status, .httpError, error.body ?? error.status.reasonPhrase).response()
             }
         } catch {
             context.logger.error("request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))", "route": "\(context.endpointPath ?? "-")"])

@@ -5,6 +5,7 @@ import Logging
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
+import StoreGateWorkers
 
 /// What every handler needs: the configuration, the verifiers, the ledger, the metrics and
 /// the clock. Each group of endpoints is an extension in its own file under `Routes/`.
@@ -15,6 +16,10 @@ struct Endpoints: Sendable {
     /// The App Store Server API (account refresh, test notification); `nil` without credentials.
     let appStore: AppStoreAccess?
     let metrics: ServerMetrics
+    /// Where the background workers report their rounds (readiness).
+    let workers: WorkerRegistry
+    /// The catalog entitlements are derived with (reloaded on SIGHUP).
+    let catalog: CatalogStore
     let now: @Sendable () -> Date
     let openAPIDocument: [UInt8]?
     let logger: Logger
@@ -30,14 +35,14 @@ struct Endpoints: Sendable {
         do throws(LedgerError) {
             return try AccountID(value)
         } catch {
-            throw APIError.badField(field, "invalid_account", error.reason)
+            throw APIError.badField(field, APIErrorCode(.invalidAccount), error.reason)
         }
     }
 
     /// A percent-decoded path parameter.
     static func pathParameter(_ name: String, _ context: StoreGateRequestContext) throws(APIError) -> String {
         guard let raw = context.parameters.get(name), let decoded = raw.removingPercentEncoding, !decoded.isEmpty else {
-            throw APIError.badField(name, "invalid_path_parameter", "the path parameter '\(name)' is not valid percent-encoded text")
+            throw APIError.badField(name, .invalidPathParameter, "the path parameter '\(name)' is not valid percent-encoded text")
         }
         return decoded
     }
@@ -51,7 +56,7 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// The account's entitlements now.
+    /// The account's holdings now.
     func entitlements(_ account: AccountID, context: StoreGateRequestContext) async throws(APIError) -> Entitlements {
         do throws(LedgerError) {
             return try await ledger.entitlements(for: account, at: now())

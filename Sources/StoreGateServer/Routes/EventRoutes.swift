@@ -30,8 +30,15 @@ extension Endpoints {
     static func integerQuery(_ text: String?, name: String, default value: Int64, range: ClosedRange<Int64>) throws(APIError) -> Int64 {
         guard let text else { return value }
         guard text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int64(text), range.contains(number) else {
-            throw APIError(.badRequest, "invalid_query_parameter", "'\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", field: name)
+            throw APIError(.badRequest, .invalidQueryParameter, "'\(name)' must be an integer in \(range.lowerBound)...\(range.upperBound)", field: name)
         }
         return number
+    }
+}
+
+extension Endpoints {
+    /// The ledger's event stream.
+    var eventRoutes: [Route] {
+        [Route(.get, "/v1/events", .apiKey(.eventsRead), readEvents)]
     }
 }

@@ -92,3 +92,10 @@ extension Endpoints {
         return mapped
     }
 }
+
+extension Endpoints {
+    /// App Store Server Notifications V2 (authenticated by their signature).
+    var notificationRoutes: [Route] {
+        [Route(.post, "/v1/notifications/apple", .open, receiveNotification)]
+    }
+}

@@ -5,58 +5,59 @@ import NIOCore
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
+import StoreGateWorkers
 import Logging
 
 /// `GET /readyz` (`ReadyReply`).
 struct ReadyReply: JSONWritable {
-    struct Database {
-        let status: String
-        let backend: String
-    }
-
-    struct TrustAnchors {
-        let status: String
-        /// Apple roots pinned by fingerprint in the code (always 2).
-        let pinnedAppleRoots: Int
-        /// Apple roots loaded from the trust directory (each matching a pin).
-        let appleRootFiles: Int
-        /// Opt-in anchors loaded from the trust directory (a test CA, Xcode's certificate).
-        let optInAnchors: Int
-    }
-
-    struct Checks {
-        let database: Database
-        let trustAnchors: TrustAnchors
-        /// The last test notification per environment (`POST /v1/sync/test-notification`),
-        /// when the App Store sync is configured; informative, it does not decide readiness.
-        let appStoreNotifications: [TestNotificationCheck.Result]?
-    }
-
-    let status: String
-    let checks: Checks
+    let readiness: Readiness
+    /// Apple roots loaded from the trust directory (each matching a pin).
+    let appleRootFiles: Int
+    /// Opt-in anchors loaded from the trust directory (a test CA, Xcode's certificate).
+    let optInAnchors: Int
 
     func write(to json: inout JSONWriter) {
         json.object { json in
-            json.member("status", status)
+            json.member("status", readiness.isReady ? "ready" : "not_ready")
             json.key("checks")
             json.object { json in
                 json.key("database")
                 json.object { json in
-                    json.member("status", checks.database.status)
-                    json.member("backend", checks.database.backend)
+                    json.member("status", readiness.database.rawValue)
+                    json.member("backend", readiness.backend)
                 }
                 json.key("trustAnchors")
                 json.object { json in
-                    json.member("status", checks.trustAnchors.status)
-                    json.member("pinnedAppleRoots", checks.trustAnchors.pinnedAppleRoots)
-                    json.member("appleRootFiles", checks.trustAnchors.appleRootFiles)
-                    json.member("optInAnchors", checks.trustAnchors.optInAnchors)
+                    json.member("status", readiness.trustAnchors.rawValue)
+                    json.member("pinnedAppleRoots", TrustStore.pinnedAppleRoots.count)
+                    json.member("appleRootFiles", appleRootFiles)
+                    json.member("optInAnchors", optInAnchors)
                 }
-                if let results = checks.appStoreNotifications {
+                if !readiness.workers.isEmpty {
+                    json.key("workers")
+                    json.object { json in
+                        json.member("status", readiness.workersStatus.rawValue)
+                        json.key("workers")
+                        json.array(readiness.workers) { json, worker in
+                            json.object { json in
+                                json.member("name", worker.name)
+                                json.member("status", worker.health.rawValue)
+                                json.member("rounds", worker.rounds)
+                                json.member("failures", worker.failures)
+                                json.member("lastSuccessAt", worker.lastSuccessAt)
+                                json.member("lastFailureAt", worker.lastFailureAt)
+                                json.member("lastError", worker.consecutiveFailures > 0 ? worker.lastError : nil)
+                                json.member("stallAfterSeconds", Int(worker.stallAfter.components.seconds))
+                            }
+                        }
+                    }
+                }
+                if let status = readiness.notificationsStatus {
                     json.key("appStoreNotifications")
                     json.object { json in
-                        json.member("status", results.isEmpty ? "unchecked" : results.allSatisfy(\.passed) ? "ok" : "failing")
+                        json.member("status", status.rawValue)
                         json.key("lastTestNotifications")
+                        let results = (try? readiness.notifications?.get()) ?? []
                         json.array(results) { json, result in
                             json.object { json in
                                 json.member("environment", result.environment)
@@ -73,46 +74,19 @@ struct ReadyReply: JSONWritable {
 }
 
 extension Endpoints {
-    /// The longest `/readyz` waits for the database: a load balancer's probe must get its
-    /// answer (503) well within its own timeout.
-    static let readinessTimeout: Duration = .milliseconds(900)
-
     /// Liveness: the process answers.
     @Sendable func health(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         JSONReply.response(HealthReply())
     }
 
     /// Readiness: the database answers (and SQLite takes a write) within a second at most,
-    /// and the trust anchors are loaded.
+    /// and the trust anchors are loaded; background workers are reported.
     @Sendable func ready(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        var databaseStatus = "ok"
-        let ledger = self.ledger
-        do throws(LedgerError) {
-            try await withLedgerDeadline(min(configuration.databaseTimeout, Self.readinessTimeout)) { () throws(LedgerError) in
-                try await ledger.checkHealth()
-            }
-        } catch {
-            context.logger.warning("readiness: the ledger did not answer", metadata: ["ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
-            databaseStatus = "failing"
-        }
+        let readiness = await readiness(logger: context.logger)
         let store = verification.chainVerifier.trustStore
-        let anchors = ReadyReply.TrustAnchors(
-            status: TrustStore.pinnedAppleRoots.isEmpty ? "failing" : "ok",
-            pinnedAppleRoots: TrustStore.pinnedAppleRoots.count,
-            appleRootFiles: store.appleRoots.count,
-            optInAnchors: store.optInAnchors.count
-        )
-        var notifications: [TestNotificationCheck.Result]?
-        if configuration.isSyncConfigured, databaseStatus == "ok", let store = ledger as? any LeasedStateStore {
-            notifications = (try? await TestNotificationCheck.lastResults(in: store)) ?? []
-        }
-        let isReady = databaseStatus == "ok" && anchors.status == "ok"
         return JSONReply.response(
-            ReadyReply(
-                status: isReady ? "ready" : "not_ready",
-                checks: .init(database: .init(status: databaseStatus, backend: ledger.backend), trustAnchors: anchors, appStoreNotifications: notifications)
-            ),
-            status: isReady ? .ok : .serviceUnavailable
+            ReadyReply(readiness: readiness, appleRootFiles: store.appleRoots.count, optInAnchors: store.optInAnchors.count),
+            status: readiness.isReady ? .ok : .serviceUnavailable
         )
     }
 
@@ -129,12 +103,30 @@ extension Endpoints {
     /// The OpenAPI 3.1 document of the service.
     @Sendable func openAPI(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         guard let document = openAPIDocument else {
-            throw APIError(.notFound, "not_found", "the OpenAPI document is not installed beside this binary")
+            throw APIError(.notFound, .notFound, "the OpenAPI document is not installed beside this binary")
         }
         return Response(
             status: .ok,
             headers: [.contentType: "application/yaml"],
             body: .init(byteBuffer: ByteBuffer(bytes: document))
         )
+    }
+}
+
+extension Endpoints {
+    /// Health, readiness, metrics and the API's description (no key).
+    var operationalRoutes: [Route] {
+        [
+            Route(.get, "/healthz", .open, health),
+            Route(.get, "/readyz", .open, ready),
+            Route(.get, "/metrics", .open, metricsExposition),
+            Route(.get, "/openapi.yaml", .open, openAPI),
+        ]
+    }
+
+    /// Every API route, feature by feature: the one list the router, the 405 answers and the
+    /// OpenAPI check read.
+    var routes: [Route] {
+        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + eventRoutes + webhookRoutes + syncRoutes + legacyRoutes + operationalRoutes
     }
 }

@@ -81,7 +81,7 @@ extension Endpoints {
             receipt: VerifyReceiptReceipt(verified.receipt),
             checks: verified.checks,
             recorded: RecordedReply(outcome),
-            entitlements: EntitlementsReply(entitlements)
+            entitlements: try await entitlementsReply(entitlements, context: context)
         ))
     }
 
@@ -91,7 +91,7 @@ extension Endpoints {
         if let deviceId = body.deviceId {
             guard let device = deviceIdentifier(deviceId) else {
                 throw APIError.badField(
-                    "expectations.deviceId", "invalid_field",
+                    "expectations.deviceId", .invalidField,
                     "'expectations.deviceId' must be an identifierForVendor UUID or a 6-byte MAC address in hex"
                 )
             }
@@ -116,5 +116,15 @@ extension Endpoints {
             index = next
         }
         return .macAddress(bytes)
+    }
+}
+
+extension Endpoints {
+    /// Verification of proofs the app sends.
+    var verificationRoutes: [Route] {
+        [
+            Route(.post, "/v1/receipts/verify", .apiKey(.receiptsVerify), verifyReceipt),
+            Route(.post, "/v1/transactions/verify", .apiKey(.transactionsVerify), verifyTransaction),
+        ]
     }
 }

@@ -28,17 +28,18 @@ extension Endpoints {
     @Sendable func refreshAccount(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
         guard let refresher = appStore?.refresher else {
-            throw APIError(.conflict, "appstore_not_configured", "refreshing needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
+            throw APIError(.conflict, .appstoreNotConfigured, "refreshing needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
         }
         do throws(AccountRefreshError) {
             return JSONReply.response(RefreshReply(report: try await refresher.refresh(account)))
         } catch {
             var reply: APIError
             switch error.code {
-            case .rateLimited: reply = APIError(.tooManyRequests, error.code.rawValue, error.reason)
-            case .appleUnavailable: reply = APIError(.serviceUnavailable, error.code.rawValue, error.reason)
-            case .rejected: reply = APIError(.badGateway, error.code.rawValue, error.reason)
-            case .ledger: reply = APIError(.serviceUnavailable, error.code.rawValue, error.reason)
+            case .rateLimited: reply = APIError(.tooManyRequests, APIErrorCode(error.code), error.reason)
+            case .appleUnavailable: reply = APIError(.serviceUnavailable, APIErrorCode(error.code), error.reason)
+            case .rejected: reply = APIError(.badGateway, APIErrorCode(error.code), error.reason)
+            case .ledger: reply = APIError(.serviceUnavailable, APIErrorCode(error.code), error.reason)
+            default: reply = APIError(.serviceUnavailable, .internalError, "the refresh failed; the failure was logged")
             }
             reply.isRetryable = error.code != .rejected
             if let retryAfter = error.retryAfter {

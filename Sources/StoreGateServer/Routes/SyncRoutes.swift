@@ -59,13 +59,11 @@ extension Endpoints {
     @Sendable func readSyncStatus(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var statuses: [NotificationSyncStatus] = []
         var consumption = ConsumptionResponder.Summary()
-        if let store = ledger as? any LeasedStateStore {
-            do throws(LedgerError) {
-                statuses = try await AppStoreSyncService.statuses(of: store, at: now())
-                consumption = try await ConsumptionResponder.summary(of: store)
-            } catch {
-                throw APIError.ledger(error, logger: context.logger)
-            }
+        do throws(LedgerError) {
+            statuses = try await AppStoreSyncService.statuses(of: ledger, at: now())
+            consumption = try await ConsumptionResponder.summary(of: ledger)
+        } catch {
+            throw APIError.ledger(error, logger: context.logger)
         }
         return JSONReply.response(SyncStatusReply(
             enabled: configuration.isSyncConfigured, interval: Int64(configuration.syncSettings.interval.components.seconds),
@@ -102,17 +100,25 @@ extension Endpoints {
     /// `passed` false when a hop failed.
     @Sendable func testNotification(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         guard let appStore else {
-            throw APIError(.conflict, "appstore_not_configured", "the check needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
+            throw APIError(.conflict, .appstoreNotConfigured, "the check needs App Store Server API credentials (STOREGATE_APPSTORE_*) and STOREGATE_SYNC on")
         }
         let name = request.uri.queryParameters["environment"].map(String.init) ?? "production"
         guard let environment = AppStoreEnvironment(name: name), let client = appStore.client(environment) else {
-            throw APIError(.badRequest, "invalid_query_parameter", "'environment' is an accepted Apple environment: production or sandbox", field: "environment")
+            throw APIError(.badRequest, .invalidQueryParameter, "'environment' is an accepted Apple environment: production or sandbox", field: "environment")
         }
         let result = await TestNotificationCheck(client: client, ledger: ledger, pollInterval: .seconds(1)).run()
-        if let store = ledger as? any LeasedStateStore {
-            await TestNotificationCheck.remember(result, in: store, holder: appStore.holder)
-        }
+        await TestNotificationCheck.remember(result, in: ledger, holder: appStore.holder)
         context.logger.info("test notification check", metadata: ["environment": "\(environment.rawValue)", "passed": "\(result.passed)"])
         return JSONReply.response(TestNotificationReply(result: result))
+    }
+}
+
+extension Endpoints {
+    /// The App Store sync's status and Apple's test notification.
+    var syncRoutes: [Route] {
+        [
+            Route(.get, "/v1/sync/status", .apiKey(.syncRead), readSyncStatus),
+            Route(.post, "/v1/sync/test-notification", .apiKey(.syncManage), testNotification),
+        ]
     }
 }

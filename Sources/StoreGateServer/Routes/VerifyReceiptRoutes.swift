@@ -132,3 +132,13 @@ extension Endpoints {
         SHA256.hash(data: Array(presented.utf8)) == SHA256.hash(data: Array(configured.utf8))
     }
 }
+
+extension Endpoints {
+    /// Apple's legacy `/verifyReceipt`, answered offline (its own key or shared secret).
+    var legacyRoutes: [Route] {
+        [
+            Route(.get, "/verifyReceipt", .open, verifyReceiptWrongMethod),
+            Route(.post, "/verifyReceipt", .open, verifyReceiptLegacy),
+        ]
+    }
+}

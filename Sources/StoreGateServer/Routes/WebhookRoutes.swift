@@ -36,32 +36,23 @@ struct DeliveryPageReply: JSONWritable {
 }
 
 extension Endpoints {
-    var deliveryStore: any EventDeliveryStore {
-        get throws(APIError) {
-            guard let store = ledger as? any EventDeliveryStore else {
-                throw APIError(.notFound, "not_found", "this ledger keeps no webhook deliveries")
-            }
-            return store
-        }
-    }
-
     /// `GET /v1/webhooks/deliveries?status=&endpoint=&after=&limit=`: deliveries by sequence.
     @Sendable func readDeliveries(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         var status: EventDelivery.Status?
         if let text = query["status"].map(String.init) {
             guard let parsed = EventDelivery.Status(rawValue: text) else {
-                throw APIError(.badRequest, "invalid_query_parameter", "'status' is pending, delivered or failed", field: "status")
+                throw APIError(.badRequest, .invalidQueryParameter, "'status' is pending, delivered or failed", field: "status")
             }
             status = parsed
         }
         let endpoint = query["endpoint"].map(String.init)
         if let endpoint, !configuration.webhooks.contains(where: { $0.name == endpoint }) {
-            throw APIError(.badRequest, "invalid_query_parameter", "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
+            throw APIError(.badRequest, .invalidQueryParameter, "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
         }
         let after = try Self.integerQuery(query["after"].map(String.init), name: "after", default: 0, range: 0...Int64.max)
         let limit = try Self.integerQuery(query["limit"].map(String.init), name: "limit", default: 100, range: 1...Int64(maximumEventPage))
-        let store = try deliveryStore
+        let store = ledger
         do throws(LedgerError) {
             let deliveries = try await store.deliveries(endpoint: endpoint, status: status, after: after, limit: Int(limit))
             return JSONReply.response(DeliveryPageReply(deliveries: deliveries, cursor: deliveries.last?.sequence ?? after))
@@ -75,7 +66,7 @@ extension Endpoints {
     @Sendable func redeliver(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let endpoint = try Self.pathParameter("endpoint", context)
         let sequence = try Self.integerQuery(try Self.pathParameter("sequence", context), name: "sequence", default: 0, range: 1...Int64.max)
-        let store = try deliveryStore
+        let store = ledger
         let found: Bool
         do throws(LedgerError) {
             found = try await store.redeliver(endpoint: endpoint, sequence: sequence, at: now())
@@ -83,7 +74,7 @@ extension Endpoints {
             throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
         }
         guard found else {
-            throw APIError(.notFound, "delivery_not_found", "endpoint '\(endpoint)' has no delivery of event \(sequence)")
+            throw APIError(.notFound, .deliveryNotFound, "endpoint '\(endpoint)' has no delivery of event \(sequence)")
         }
         context.logger.notice("a webhook delivery was queued again", metadata: ["endpoint": "\(endpoint)", "sequence": "\(sequence)"])
         return JSONReply.response(RedeliveredReply(endpoint: endpoint, sequence: sequence), status: .accepted)
@@ -100,5 +91,113 @@ struct RedeliveredReply: JSONWritable {
             json.member("sequence", sequence)
             json.member("status", "pending")
         }
+    }
+}
+
+/// `GET /v1/webhooks/endpoints` (`WebhookEndpointPage`): every configured endpoint and its state.
+struct WebhookEndpointsReply: JSONWritable {
+    let endpoints: [(endpoint: WebhookEndpoint, state: WebhookEndpointState)]
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("endpoints")
+            json.array(endpoints) { json, entry in
+                WebhookEndpointReply(endpoint: entry.endpoint, state: entry.state).write(to: &json)
+            }
+        }
+    }
+}
+
+/// One endpoint (`WebhookEndpointStatus`): never its URL's secrets or its signing secrets,
+/// only how many it has and their forms.
+struct WebhookEndpointReply: JSONWritable {
+    let endpoint: WebhookEndpoint
+    let state: WebhookEndpointState
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("name", endpoint.name)
+            json.member("state", state.isDisabled ? "disabled" : "enabled")
+            json.member("secrets", endpoint.secrets.map(\.form.rawValue))
+            if let types = endpoint.types {
+                json.member("types", types.sorted())
+            }
+            if case .disabled(let disabling?) = state {
+                json.member("disabledAt", disabling.disabledDate)
+                json.member("disabledStatus", disabling.status)
+                json.member("disabledSequence", disabling.sequence)
+                json.member("disabledEventId", disabling.eventId)
+            }
+        }
+    }
+}
+
+/// `POST /v1/webhooks/endpoints/{endpoint}/enable` (`WebhookEndpointEnabled`).
+struct WebhookEndpointEnabledReply: JSONWritable {
+    let endpoint: String
+    let wasDisabled: Bool
+
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("endpoint", endpoint)
+            json.member("state", "enabled")
+            json.member("wasDisabled", wasDisabled)
+        }
+    }
+}
+
+extension Endpoints {
+    /// `GET /v1/webhooks/endpoints`: the configured endpoints, each enabled or disabled (after
+    /// a receiver's 410 Gone), as the ledger says (every instance answers the same).
+    @Sendable func readWebhookEndpoints(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let store = ledger
+        do throws(LedgerError) {
+            let states = try await WebhookEndpointState.all(in: store)
+            return JSONReply.response(WebhookEndpointsReply(endpoints: configuration.webhooks.map { ($0, states[$0.name] ?? .enabled) }))
+        } catch {
+            throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
+        }
+    }
+
+    /// `POST /v1/webhooks/endpoints/{endpoint}/enable`: enables an endpoint a 410 disabled;
+    /// its pending deliveries resume, each account's in order (on every instance within
+    /// ``WebhookDeliveryPolicy/stateInterval``). Enabling an enabled endpoint changes nothing.
+    @Sendable func enableWebhookEndpoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let endpoint = try Self.pathParameter("endpoint", context)
+        guard configuration.webhooks.contains(where: { $0.name == endpoint }) else {
+            throw APIError(.notFound, .webhookEndpointNotFound, "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
+        }
+        let store = ledger
+        let outcome: WebhookEndpointState.Enabling
+        do throws(LedgerError) {
+            outcome = try await WebhookEndpointState.enable(endpoint, in: store, holder: "api-\(UUID().uuidString.lowercased())", now: now())
+        } catch {
+            throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
+        }
+        switch outcome {
+        case .enabled(let wasDisabled):
+            if wasDisabled {
+                context.logger.notice("a disabled webhook endpoint was enabled again by hand", metadata: ["endpoint": "\(endpoint)"])
+            }
+            return JSONReply.response(WebhookEndpointEnabledReply(endpoint: endpoint, wasDisabled: wasDisabled))
+        case .busy(let until):
+            var error = APIError(.conflict, .webhookEndpointBusy, "another instance is changing the endpoint's state right now; try again", field: "endpoint")
+            error.isRetryable = true
+            let seconds = max(1, Int((until.map { $0.timeIntervalSince(now()) } ?? 1).rounded(.up)))
+            error.headers[.retryAfter] = String(seconds)
+            throw error
+        }
+    }
+}
+
+extension Endpoints {
+    /// The webhook deliveries of the event stream, and the endpoints' states.
+    var webhookRoutes: [Route] {
+        [
+            Route(.get, "/v1/webhooks/deliveries", .apiKey(.webhooksManage), readDeliveries),
+            Route(.post, "/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", .apiKey(.webhooksManage), redeliver),
+            Route(.get, "/v1/webhooks/endpoints", .apiKey(.webhooksManage), readWebhookEndpoints),
+            Route(.post, "/v1/webhooks/endpoints/:endpoint/enable", .apiKey(.webhooksManage), enableWebhookEndpoint),
+        ]
     }
 }

@@ -18,7 +18,7 @@ extension APIError {
     ///     caller sent the argument, 422 when it came from a proof).
     ///   - logger: Where storage failures are logged.
     static func ledger(_ error: LedgerError, argumentStatus: HTTPResponse.Status = .unprocessableContent, logger: Logger) -> APIError {
-        let code = error.code.description
+        let code = APIErrorCode(error.code)
         switch error.code {
         case .invalidAccount:
             return APIError(.badRequest, code, error.reason, field: "account")
@@ -35,18 +35,18 @@ extension APIError {
         case .cursorExpired:
             return APIError(.gone, code, error.reason)
         case .closed:
-            var reply = APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry on another instance")
+            var reply = APIError(.serviceUnavailable, .shuttingDown, "the service is shutting down; retry on another instance")
             reply.isRetryable = true
             return reply
         case .storage:
             logger.error("ledger storage failure", metadata: ["ledger.code": "\(code)", "ledger.reason": "\(error.reason)", "retryable": "\(error.isRetryable)"])
-            var reply = APIError(.serviceUnavailable, "ledger_unavailable", "the ledger could not complete the request")
+            var reply = APIError(.serviceUnavailable, .ledgerUnavailable, "the ledger could not complete the request")
             reply.isRetryable = error.isRetryable
             if error.isRetryable { reply.headers[.retryAfter] = "1" }
             return reply
         default:
             logger.error("ledger failure", metadata: ["ledger.code": "\(code)", "ledger.reason": "\(error.reason)"])
-            return APIError(.internalServerError, "ledger_error", "the ledger failed; the failure was logged")
+            return APIError(.internalServerError, .ledgerError, "the ledger failed; the failure was logged")
         }
     }
 }

@@ -106,7 +106,7 @@ struct ProofVerification: Sendable {
     }
 
     static func apiError(_ error: ReceiptError) -> APIError {
-        APIError(.unprocessableContent, error.code.description, error.reason, field: error.field, step: error.step.rawValue)
+        APIError(.unprocessableContent, APIErrorCode(error.code), error.reason, field: error.field, step: error.step.rawValue)
     }
 
     // MARK: Signed data
@@ -155,7 +155,7 @@ struct ProofVerification: Sendable {
     }
 
     static func apiError(_ error: SignedDataError) -> APIError {
-        APIError(.unprocessableContent, error.code.description, error.reason, field: error.field, step: error.step.rawValue)
+        APIError(.unprocessableContent, APIErrorCode(error.code), error.reason, field: error.field, step: error.step.rawValue)
     }
 
     // MARK: The console's inspector
@@ -186,7 +186,7 @@ struct ProofVerification: Sendable {
                     }
                 }
             } catch {
-                return .unreadable(step: error.step ?? VerificationStep.expectations.rawValue, code: error.code, reason: error.message)
+                return .unreadable(step: error.step ?? VerificationStep.expectations.rawValue, code: error.code.rawValue, reason: error.message)
             }
             return .signedData(await verifier.report(bytes: bytes, as: UnverifiedSignedData.detectedKind(bytes)))
         }
@@ -197,13 +197,13 @@ struct ProofVerification: Sendable {
             return .unreadable(step: error.step.rawValue, code: error.code.description, reason: error.reason)
         }
         guard let app = try? appForReceipt(der) else {
-            return .unreadable(step: Self.noApp.step ?? "", code: Self.noApp.code, reason: Self.noApp.message)
+            return .unreadable(step: Self.noApp.step ?? "", code: Self.noApp.code.rawValue, reason: Self.noApp.message)
         }
         return .receipt(await receiptVerifier.report(der, expecting: receiptExpectations(app, ReceiptRequest())))
     }
 
     static let noApp = APIError(
-        .unprocessableContent, "bundle_id_not_accepted",
+        .unprocessableContent, .bundleIdNotAccepted,
         "no app is configured: set STOREGATE_BUNDLE_IDS to the bundle ids whose proofs this service accepts",
         step: VerificationStep.expectations.rawValue
     )

@@ -5,6 +5,7 @@ import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
+import StoreGateWorkers
 
 /// The App Store sync of the service: the notification history syncs, run in the
 /// application's service group (it closes their HTTP client when it stops; added after
@@ -17,17 +18,17 @@ struct SyncRunner: Service {
     /// Refreshes an account when a receipt or signed transaction first shows one of its families.
     let firstSight: FirstSightRefresh?
     let transport: AsyncHTTPClientTransport
+    /// Every worker of the sync, behind the application's start gate.
+    let workers: WorkerGroup
 
     /// The sync of the configured credentials: one client per accepted Apple environment
-    /// (production, sandbox). `nil` without credentials, with `STOREGATE_SYNC=off`, or when
-    /// the ledger keeps no leased states.
+    /// (production, sandbox); its workers wait at `gate`. `nil` without credentials or with
+    /// `STOREGATE_SYNC=off`.
     init?(
-        configuration: ServerConfiguration, verification: ProofVerification, ledger: any Ledger, metrics: ServerMetrics, logger: Logger,
-        now: @escaping @Sendable () -> Date
+        configuration: ServerConfiguration, verification: ProofVerification, ledger: any Ledger, gate: StartGate, registry: WorkerRegistry,
+        metrics: ServerMetrics, logger: Logger, now: @escaping @Sendable () -> Date
     ) {
-        guard configuration.isSyncConfigured, let credentials = configuration.serverAPICredentials,
-              let store = ledger as? any Ledger & LeasedStateStore
-        else { return nil }
+        guard configuration.isSyncConfigured, let credentials = configuration.serverAPICredentials else { return nil }
         var syncLogger = logger
         syncLogger[metadataKey: "component"] = "appstore-sync"
         let transport = AsyncHTTPClientTransport(logger: syncLogger)
@@ -45,13 +46,13 @@ struct SyncRunner: Service {
         }
         let consumption = configuration.consumption.customerConsented
             ? ConsumptionResponder(
-                clients: clients, ledger: store, settings: configuration.consumption, holder: holder, metrics: metrics.instrumentFactory,
+                clients: clients, ledger: ledger, settings: configuration.consumption, holder: holder, metrics: metrics.instrumentFactory,
                 logger: syncLogger, now: now
             )
             : nil
         let syncs = clients.map { client in
             NotificationHistorySync(
-                client: client, ledger: store, settings: configuration.syncSettings, holder: holder, consumption: consumption,
+                client: client, ledger: ledger, settings: configuration.syncSettings, holder: holder, consumption: consumption,
                 metrics: metrics.instrumentFactory, logger: syncLogger, now: now
             )
         }
@@ -62,22 +63,18 @@ struct SyncRunner: Service {
             logger: syncLogger, now: now
         )
         self.access = AppStoreAccess(refresher: refresher, clients: clients, holder: holder, consumption: consumption)
-        self.firstSight = configuration.refreshOnFirstSight
-            ? FirstSightRefresh(refresher: refresher, ledger: store, holder: holder, logger: syncLogger, now: now)
+        let firstSight = configuration.refreshOnFirstSight
+            ? FirstSightRefresh(refresher: refresher, ledger: ledger, holder: holder, logger: syncLogger, now: now)
             : nil
+        self.firstSight = firstSight
+        var workers = service.workers
+        if let firstSight { workers.append(firstSight) }
+        if let consumption { workers.append(consumption) }
+        self.workers = WorkerGroup(workers, gate: gate, registry: registry, logger: syncLogger, metrics: metrics.instrumentFactory)
     }
 
     func run() async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await service.run() }
-            if let firstSight {
-                group.addTask { try await firstSight.run() }
-            }
-            if let consumption = access.consumption {
-                group.addTask { try await consumption.run() }
-            }
-            try await group.waitForAll()
-        }
+        try await workers.run()
         try await transport.shutdown()
     }
 }

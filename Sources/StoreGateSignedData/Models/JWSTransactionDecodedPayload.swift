@@ -4,7 +4,7 @@ public import StoreGateCore
 /// The payload of a StoreKit 2 signed transaction (`JWSTransactionDecodedPayload`), with
 /// Apple's field names.
 ///
-/// Every member is optional, as Apple documents them; ``VerifiedSignedTransaction/transaction()``
+/// Every member is optional, as Apple documents them; ``VerifiedSignedTransaction/transaction``
 /// requires the ones a ledger needs. Dates are Apple's milliseconds since 1970 (Xcode writes
 /// fractional ones). Members StoreGate does not know are kept (``unknownMembers``); duplicate members are refused.
 public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {

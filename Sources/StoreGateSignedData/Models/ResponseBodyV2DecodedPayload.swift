@@ -6,7 +6,7 @@ public import StoreGateCore
 ///
 /// Exactly one of ``data``, ``summary``, ``externalPurchaseToken`` and ``appData`` names the
 /// app and the environment. The signed transaction and renewal info inside ``data`` stay
-/// compact JWS strings here; ``SignedDataVerifier/verifyNotification(_:)`` verifies them too.
+/// compact JWS strings here; ``SignedDataVerifier/verifyNotification(_:expecting:)`` verifies them too.
 public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
     /// What happened (`DID_RENEW`, `REFUND`, `TEST`, …).
     public var notificationType: NotificationTypeV2?

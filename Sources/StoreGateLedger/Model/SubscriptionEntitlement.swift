@@ -3,7 +3,7 @@ public import StoreGateCore
 
 /// The state of one account's auto-renewable subscription in one subscription group, at a
 /// given date, with the transactions and notifications that decided it.
-public struct SubscriptionStatus: Sendable, Hashable, Codable {
+public struct SubscriptionEntitlement: Sendable, Hashable, Codable {
     /// Where the subscription stands.
     public enum State: String, Sendable, Hashable, Codable, CaseIterable {
         /// A period covers the date.
@@ -50,7 +50,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// Every transaction of the group, by purchase date.
     public var transactions: [RecordedTransaction]
     /// Every notification about the group's purchases, by signing date.
-    public var notifications: [NotificationSummary]
+    public var notifications: [RecordedNotification]
 
     /// Whether the customer is entitled to the service.
     public var isEntitled: Bool { state.isEntitled }
