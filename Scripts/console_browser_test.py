@@ -50,7 +50,7 @@ try:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # pragma: no cover
     print("console browser test: selenium 4 is not installed (python3 -m pip install selenium)", file=sys.stderr)
     sys.exit(2)
@@ -476,6 +476,55 @@ def run_test(args, run, workdir, shots, state):
     run.check("Purchase recorded" in events[1:], "account: a 'Purchase recorded' event follows", events)
     check_page_basics(run, driver, "account")
     screenshot(driver, args.screenshots, "account", shots)
+
+    # ---- Entitlements first; a grant by hand from the console, then its revocation.
+    def entitlement_rows():
+        rows = {}
+        for section in driver.find_elements(By.CSS_SELECTOR, "section.card"):
+            if section.find_elements(By.XPATH, "./h2[normalize-space()='Entitlements']"):
+                for row in section.find_elements(By.CSS_SELECTOR, "tbody tr"):
+                    cells = [c.text.strip() for c in row.find_elements(By.TAG_NAME, "td")]
+                    if cells:
+                        rows[cells[0]] = cells
+        return rows
+    h2s = [h.text.strip() for h in driver.find_elements(By.TAG_NAME, "h2")]
+    run.check(h2s[:2] == ["Entitlements", "Grants"], "account: Entitlements and Grants come first", h2s)
+    rows = entitlement_rows()
+    run.check(rows.get("pro", [None, None])[1] == "inactive", "account: entitlement pro is inactive (its purchase was refunded)", rows)
+    run.check(rows.get("coins", [None, None])[1] == "active" and "balance 50" in rows.get("coins", [""] * 5)[4],
+              "account: entitlement coins is active with balance 50 (5 coins worth 10)", rows)
+    form = driver.find_element(By.CSS_SELECTOR, "form.grant-form")
+    Select(form.find_element(By.NAME, "entitlement")).select_by_visible_text("pro")
+    Select(form.find_element(By.NAME, "duration")).select_by_value("P7D")
+    form.find_element(By.NAME, "reason").send_keys("browser test: goodwill after a refund")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for(driver, lambda d: entitlement_rows().get("pro", [None, None])[1] == "active", "entitlement pro active after the grant")
+    rows = entitlement_rows()
+    run.check(rows["pro"][3].startswith("grant "), "grant: pro is active because of the grant", rows["pro"])
+    grants_text = driver.find_element(By.ID, "grants").find_element(By.XPATH, "..").text
+    run.check("goodwill after a refund" in grants_text and TOUR_KEY_NAME in grants_text, "grant: the Grants table shows the reason and the acting key", grants_text)
+    events = [e.find_element(By.CSS_SELECTOR, ".event-head strong").text.strip() for e in driver.find_elements(By.CSS_SELECTOR, "ol.timeline li.event")]
+    run.check(bool(events) and events[0] == "Granted by hand", "grant: the timeline's newest event is 'Granted by hand'", events[:3])
+    check_page_basics(run, driver, "account (granted)")
+    screenshot(driver, args.screenshots, "account-granted", shots)
+    revoke = driver.find_element(By.CSS_SELECTOR, "form.inline[action*='/grants/']")
+    revoke.find_element(By.NAME, "reason").send_keys("browser test: done")
+    revoke.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for(driver, lambda d: entitlement_rows().get("pro", [None, None])[1] == "inactive", "entitlement pro inactive after the revocation")
+    grants_text = driver.find_element(By.ID, "grants").find_element(By.XPATH, "..").text
+    run.check("revoked" in grants_text and "browser test: done" in grants_text, "revoke: the grant shows revoked, with why", grants_text)
+    events = [e.find_element(By.CSS_SELECTOR, ".event-head strong").text.strip() for e in driver.find_elements(By.CSS_SELECTOR, "ol.timeline li.event")]
+    run.check(bool(events) and events[0] == "Grant revoked", "revoke: the timeline's newest event is 'Grant revoked'", events[:3])
+    # The grant form refuses a post without the session's CSRF token.
+    status, _, _ = api.request("POST", "/console/accounts/alice/grants", "entitlement=pro&duration=P7D&reason=x",
+                               {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"{SESSION_COOKIE}={(session_cookie(driver) or {}).get('value', '')}"})
+    run.check(status == 403, "grant form without the CSRF token: 403", status)
+    screenshot(driver, args.screenshots, "account-revoked", shots)
+    driver.get(account_url)
+    wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Account"), "the account page again")
+    items = {}
+    for item in driver.find_elements(By.CSS_SELECTOR, "li.owned-item"):
+        items[item.find_element(By.CSS_SELECTOR, ".product").text.strip()] = item
 
     # A transaction: open pro's "Why" details (keyboard: focus its summary, Enter), follow the link.
     summary = items[PRO].find_element(By.CSS_SELECTOR, "details > summary")

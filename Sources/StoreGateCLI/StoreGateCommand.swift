@@ -13,6 +13,8 @@ struct StoreGateCommand: AsyncParsableCommand {
             AppStoreCommand.self,
             WebhookCommand.self,
             SyncCommand.self,
+            OffersCommand.self,
+            GrantCommand.self,
         ]
     )
 }

@@ -51,37 +51,10 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     static func percentEncoded(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? value
+        ServiceClient.percentEncoded(value)
     }
 
     static func call(_ options: Options, method: String, path: String) async throws {
-        guard let key = ProcessInfo.processInfo.environment["STOREGATE_API_KEY"], !key.isEmpty else {
-            throw CLIError("set STOREGATE_API_KEY to an API key of the service")
-        }
-        let base = options.url.hasSuffix("/") ? String(options.url.dropLast()) : options.url
-        let transport = AsyncHTTPClientTransport(
-            configuration: .init(connectTimeout: .seconds(10), readTimeout: .seconds(max(1, options.timeout))), logger: Output.logger
-        )
-        let outcome: Result<TransportResponse, AppStoreClientError>
-        do {
-            outcome = .success(try await transport.send(
-                TransportRequest(method: method, url: base + path, headers: [.init("Authorization", "Bearer " + key), .init("Accept", "application/json")]),
-                deadline: .now + .seconds(max(1, options.timeout))
-            ))
-        } catch {
-            outcome = .failure(error)
-        }
-        try? await transport.shutdown()
-        switch outcome {
-        case .success(let response):
-            print(String(decoding: response.body, as: UTF8.self))
-            guard (200..<300).contains(response.status) else {
-                Output.error("the service answered \(response.status)")
-                throw ExitCode(1)
-            }
-        case .failure(let error):
-            Output.error("cannot reach \(base): \(error.reason)")
-            throw ExitCode(1)
-        }
+        try await ServiceClient(url: options.url, timeout: options.timeout).call(method: method, path: path)
     }
 }

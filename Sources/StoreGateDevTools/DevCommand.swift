@@ -81,10 +81,18 @@ struct DevDemoCommand: AsyncParsableCommand {
         ))
 
         let files: [(String, Data)] = [
-            ("products.json", try DemoData.json(["products": [
-                DemoData.coins: ["type": "Consumable"],
-                DemoData.pro: ["type": "Non-Consumable"],
-            ]])),
+            ("products.json", try DemoData.json([
+                "products": [
+                    DemoData.coins: ["type": "Consumable"],
+                    DemoData.pro: ["type": "Non-Consumable"],
+                ],
+                // The app's entitlements: "pro" from the lifetime purchase or the monthly
+                // subscription; "coins" counts the consumable, 10 per unit.
+                "entitlements": [
+                    "pro": ["products": [DemoData.pro, DemoData.monthly]],
+                    "coins": ["currency": [DemoData.coins: 10]],
+                ],
+            ])),
             ("receipt.json", try DemoData.json(["receipt": Base64.encode(receipt), "account": account])),
             ("transaction.json", try DemoData.json(["signedTransaction": transaction, "account": account])),
             ("consume.json", try DemoData.json(["quantity": 2, "idempotencyKey": "order-1"])),

@@ -28,6 +28,10 @@ public actor InMemoryLedger: Ledger {
     private var deliveryCursors: [String: Int64] = [:]
     private var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
     private var leasedStates: [String: LeasedState] = [:]
+    /// Grants by account, with the digest of the request that made each, and whether its end
+    /// was appended to the stream.
+    private var grantRows: [AccountID: [(grant: EntitlementGrant, digest: String, expiryEmitted: Bool)]] = [:]
+    private var entitlementSnapshots: [AccountID: EntitlementSnapshot] = [:]
     private var isClosed = false
 
     /// Creates an empty ledger.
@@ -204,7 +208,78 @@ public actor InMemoryLedger: Ledger {
         let (events, next) = SubscriptionClock.transitions(of: due, in: state(families: due, transactions: []), until: date)
         append(events)
         for transition in next { families[transition.key]?.nextTransitionAt = transition.at }
-        return due.count
+        // Grants that reached their end, earliest first.
+        var ended: [(Date, AccountID, Int)] = []
+        for (account, rows) in grantRows {
+            for (index, row) in rows.enumerated() where !row.expiryEmitted && row.grant.revokedAt == nil && row.grant.expiresAt <= date {
+                ended.append((row.grant.expiresAt, account, index))
+            }
+        }
+        ended.sort { ($0.0, $0.1.rawValue, $0.2) < ($1.0, $1.1.rawValue, $1.2) }
+        for (_, account, index) in ended.prefix(limit) {
+            grantRows[account]?[index].expiryEmitted = true
+            if let grant = grantRows[account]?[index].grant {
+                append([GrantPlanner.expired(grant, recordedAt: date)])
+            }
+        }
+        return due.count + min(limit, ended.count)
+    }
+
+    @discardableResult
+    public func grant(_ request: GrantRequest) async throws(LedgerError) -> GrantOutcome {
+        try checkOpen()
+        let (grant, digest) = try GrantPlanner.grant(request)
+        if let stored = grantRows[request.account]?.first(where: { $0.grant.idempotencyKey == request.idempotencyKey }) {
+            return try GrantPlanner.replay(stored.grant, storedDigest: stored.digest, request: request)
+        }
+        grantRows[request.account, default: []].append((grant, digest, false))
+        append([GrantPlanner.created(grant, recordedAt: configuration.now())])
+        return GrantOutcome(grant: grant, isReplay: false)
+    }
+
+    @discardableResult
+    public func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant {
+        try checkOpen()
+        try GrantPlanner.checkRevocation(id: id, by: actor, reason: reason)
+        guard let index = grantRows[account]?.firstIndex(where: { $0.grant.id == id }), var grant = grantRows[account]?[index].grant else {
+            throw LedgerError(.grantNotFound, reason: "the account has no grant \(id.prefix(64))")
+        }
+        guard grant.revokedAt == nil else { return grant }
+        grant.revokedAt = date.ledgerNormalized
+        grant.revokedBy = actor
+        grant.revocationReason = reason
+        grantRows[account]?[index].grant = grant
+        append([GrantPlanner.revoked(grant, recordedAt: configuration.now())])
+        return grant
+    }
+
+    public func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
+        try checkOpen()
+        var found: [AccountID: EntitlementSnapshot] = [:]
+        for account in accounts { found[account] = entitlementSnapshots[account] }
+        return found
+    }
+
+    public func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID] {
+        try checkOpen()
+        return entitlementSnapshots.compactMap { account, snapshot in snapshot.nextCheckAt.flatMap { $0 <= date ? ($0, account) : nil } }
+            .sorted { ($0.0, $0.1.rawValue) < ($1.0, $1.1.rawValue) }.prefix(max(0, limit)).map(\.1)
+    }
+
+    public func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        guard let state = leasedStates[batch.placeName], state.holder == holder else { return false }
+        for (account, snapshot) in batch.snapshots { entitlementSnapshots[account] = snapshot }
+        append(batch.events)
+        leasedStates[batch.placeName] = LeasedState(
+            name: batch.placeName, value: batch.placeValue, holder: holder, leaseUntil: now.addingTimeInterval(lease.seconds).ledgerNormalized, updatedAt: now
+        )
+        return true
+    }
+
+    public func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] {
+        try checkOpen()
+        return (grantRows[account] ?? []).map(\.grant).sorted { ($0.startsAt, $0.id) > ($1.startsAt, $1.id) }
     }
 
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {

@@ -93,6 +93,46 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
         _ productId: String, quantity: Int, idempotencyKey: String, for account: AccountID, at date: Date
     ) async throws(LedgerError) -> ConsumptionReceipt
 
+    /// Grants an entitlement to an account for a time, with its `grant.created` event, once
+    /// per (account, idempotency key): a retry with the same key and request returns the first
+    /// grant with `isReplay` set.
+    ///
+    /// - Throws: ``LedgerError/Code/invalidArgument`` (identifier, term, reason, actor, key),
+    ///   ``LedgerError/Code/idempotencyKeyReused`` (the key asked for another grant), or a
+    ///   storage error.
+    @discardableResult
+    func grant(_ request: GrantRequest) async throws(LedgerError) -> GrantOutcome
+
+    /// Revokes an account's grant at `date`, with its `grant.revoked` event; revoking one that
+    /// was already revoked changes nothing and returns it.
+    ///
+    /// - Throws: ``LedgerError/Code/grantNotFound`` (no such grant of this account),
+    ///   ``LedgerError/Code/invalidArgument``, or a storage error.
+    @discardableResult
+    func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant
+
+    /// Every grant of `account` (ended and revoked ones too), newest first.
+    func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant]
+
+    /// What was last announced of each account's entitlements (accounts never announced are
+    /// absent).
+    ///
+    /// - Throws: ``LedgerError/Code/corruptState`` for a snapshot that does not decode, or a
+    ///   storage error.
+    func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot]
+
+    /// Accounts whose entitlements change by time alone at or before `date` (a snapshot's
+    /// ``EntitlementSnapshot/nextCheckAt``), earliest first, at most `limit`.
+    func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID]
+
+    /// Commits an entitlement tracker's batch in one transaction: stores the snapshots, appends
+    /// the events, and saves the tracker's place — only while `holder` still holds the lease on
+    /// the place (``LeasedStateStore``): a tracker that lost its lease commits nothing, so each
+    /// change is announced once however many instances track.
+    ///
+    /// - Returns: Whether it was committed.
+    func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool
+
     /// The outbox: events stored after `sequence`, in sequence order, at most `limit`.
     ///
     /// Every change the ledger makes appends its ``LedgerEvent``s in the same database
@@ -123,15 +163,15 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     @discardableResult
     func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning
 
-    /// Appends the subscription state changes that time alone made up to `date` — a period
-    /// or a grace period ending — for at most `limit` families whose next such moment has
-    /// passed, in one transaction (``SubscriptionClock``). Each family's transitions are
-    /// appended once, however many instances call this at once.
+    /// Appends the changes that time alone made up to `date` — a subscription period or grace
+    /// period ending (`SubscriptionClock`), a grant reaching its end (`grant.expired`) — for
+    /// at most `limit` families and at most `limit` grants whose moment has passed, in one
+    /// transaction. Each is appended once, however many instances call this at once.
     ///
     /// - Parameters:
     ///   - date: Now (the injected clock's).
-    ///   - limit: At most this many families, 1...10000.
-    /// - Returns: How many families were due; fewer than `limit` means none is left.
+    ///   - limit: At most this many families (and grants), 1...10000.
+    /// - Returns: How many families and grants were due; fewer than `limit` means none is left.
     @discardableResult
     func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int
 

@@ -26,6 +26,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case closed = "closed"
             case cursorExpired = "cursor_expired"
             case corruptState = "corrupt_state"
+            case grantNotFound = "grant_not_found"
         }
 
         private let backing: Backing
@@ -71,6 +72,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A background job's stored state (a ``LeasedState``) does not decode as the type
         /// that job keeps there: it is reported, never silently reset.
         public static let corruptState = Code(.corruptState)
+        /// The account has no grant of that id.
+        public static let grantNotFound = Code(.grantNotFound)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
@@ -105,6 +108,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - productId: The product concerned, if any.
     ///   - available: The available balance, for ``Code/insufficientBalance``.
     ///   - isRetryable: Whether the same call may succeed later.
+    ///   - file: The source file that raises it (the caller's, by default).
+    ///   - line: The source line that raises it (the caller's, by default).
     public init(
         _ code: Code,
         reason: String,

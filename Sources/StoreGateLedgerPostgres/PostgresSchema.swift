@@ -185,6 +185,32 @@ enum PostgresSchema {
             PostgresEvents.eventsAfterWithRetention,
             PostgresEvents.prune,
         ]),
+        Migration(version: 9, description: "entitlement grants", statements: [
+            """
+            CREATE TABLE ledger_grants (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                entitlement TEXT NOT NULL,
+                starts_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                reason TEXT NOT NULL,
+                granted_by TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                request_digest TEXT NOT NULL,
+                revoked_at BIGINT,
+                revoked_by TEXT,
+                revocation_reason TEXT,
+                expiry_emitted BOOLEAN NOT NULL DEFAULT false,
+                UNIQUE (account_id, idempotency_key)
+            )
+            """,
+            "CREATE INDEX ledger_grants_account ON ledger_grants (account_id, starts_at)",
+            "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE NOT expiry_emitted AND revoked_at IS NULL",
+        ]),
+        Migration(version: 11, description: "entitlement snapshots (what entitlement.changed last announced)", statements: [
+            "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
+            "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
+        ]),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

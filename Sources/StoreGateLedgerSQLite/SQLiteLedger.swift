@@ -261,13 +261,14 @@ public final class SQLiteLedger: Ledger {
         try SubscriptionClock.checkLimit(limit)
         let date = date.ledgerNormalized
         return try await write { connection throws(LedgerError) in
+            let grants = try Self.emitEndedGrants(connection, at: date, limit: limit)
             let due = try Self.dueFamilies(connection, at: date, limit: limit)
-            guard !due.isEmpty else { return 0 }
+            guard !due.isEmpty else { return grants }
             let state = try Self.loadState(connection, families: due, transactions: [])
             let (events, next) = SubscriptionClock.transitions(of: due, in: state, until: date)
             try Self.appendEvents(events, connection)
             try Self.setNextTransitions(next, connection)
-            return due.count
+            return due.count + grants
         }
     }
 

@@ -287,6 +287,32 @@ enum SQLiteSchema {
         Migration(version: 8, description: "event retention: how far the oldest events were deleted", statements: [
             "ALTER TABLE ledger_event_index ADD COLUMN pruned_through INTEGER NOT NULL DEFAULT 0",
         ]),
+        Migration(version: 9, description: "entitlement grants", statements: [
+            """
+            CREATE TABLE ledger_grants (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL,
+                entitlement TEXT NOT NULL,
+                starts_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                granted_by TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                request_digest TEXT NOT NULL,
+                revoked_at INTEGER,
+                revoked_by TEXT,
+                revocation_reason TEXT,
+                expiry_emitted INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (account_id, idempotency_key)
+            )
+            """,
+            // The clock's look-up of the grants that reached their end and were not announced.
+            "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE expiry_emitted = 0 AND revoked_at IS NULL",
+        ]),
+        Migration(version: 11, description: "entitlement snapshots (what entitlement.changed last announced)", statements: [
+            "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at INTEGER) WITHOUT ROWID",
+            "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

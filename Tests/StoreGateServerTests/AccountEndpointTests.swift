@@ -3,6 +3,8 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import StoreGateCore
+import StoreGateLedger
+import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateServer
@@ -22,6 +24,56 @@ struct AccountEndpointTests {
             }
             #expect((json["asOf"] as? String)?.hasSuffix("Z") == true)
         }
+    }
+
+    @Test("an account's entitlements answer in the catalog's words; one entitlement is checked on its own; an unknown one is 404")
+    func catalogEntitlements() async throws {
+        let (app, _) = TestData.application(try TestData.entitlementsConfiguration())
+        try await app.test(.router) { client in
+            let before = try await client.send(.get, "/v1/accounts/erin/entitlements/premium", key: TestData.readerKey)
+            #expect(before.status == .ok)
+            #expect(member(try before.json, "entitlement", "isActive") as? Bool == false)
+            #expect(member(try before.json, "entitlement", "source") == nil)
+
+            try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "43500000"), account: "erin"))
+            let all = try await client.send(.get, "/v1/accounts/erin/entitlements", key: TestData.readerKey)
+            let entitlements = try #require(try all.json["entitlements"] as? [[String: Any]])
+            #expect(entitlements.compactMap { $0["identifier"] as? String } == ["gems", "premium"])
+            #expect(entitlements.first?["balance"] as? Int == 50)  // 5 coins worth 10 each
+            #expect(member(entitlements.last, "source", "kind") as? String == "product")
+            #expect(member(entitlements.last, "source", "productId") as? String == TestData.pro)
+
+            let premium = try await client.send(.get, "/v1/accounts/erin/entitlements/premium", key: TestData.readerKey)
+            #expect(premium.status == .ok)
+            #expect(try premium.json["account"] as? String == "erin")
+            #expect(member(try premium.json, "entitlement", "isActive") as? Bool == true)
+            #expect(member(try premium.json, "entitlement", "identifier") as? String == "premium")
+            #expect(member(try premium.json, "entitlement", "expiresAt") == nil)
+
+            let unknown = try await client.send(.get, "/v1/accounts/erin/entitlements/nothing", key: TestData.readerKey)
+            #expect(unknown.status == .notFound)
+            #expect(unknown.code == "unknown_entitlement")
+            let refused = try await client.send(.get, "/v1/accounts/erin/entitlements/premium")
+            #expect(refused.status == .unauthorized)
+        }
+    }
+
+    @Test("a reloaded catalog applies to existing customers at once; a bad one keeps the old and says why")
+    func catalogReload() async throws {
+        let file = try TemporaryFiles.file(Array(#"{"entitlements": {"premium": {"products": ["other"]}}}"#.utf8), name: "catalog.json")
+        var configuration = try TestData.configuration()
+        configuration.catalog = try ServerConfiguration.catalog(Array(try Data(contentsOf: file)))
+        configuration.productsFile = file.path
+        let store = CatalogStore(configuration.catalog, path: file.path)
+        #expect(store.current.entitlements["premium"]?.products == ["other"])
+        try Data(#"{"entitlements": {"premium": {"products": ["\#(TestData.pro)"]}}}"#.utf8).write(to: file)
+        #expect(try store.reload() == 1)
+        #expect(store.current.entitlements["premium"]?.products == [TestData.pro])
+        try Data(#"{"entitlements": {"premium": {"products": []}}}"#.utf8).write(to: file)
+        let refused = #expect(throws: ConfigurationError.self) { try store.reload() }
+        #expect(refused?.setting == "STOREGATE_PRODUCTS_FILE")
+        #expect(refused?.reason.contains("entitlement 'premium'") == true)
+        #expect(store.current.entitlements["premium"]?.products == [TestData.pro])
     }
 
     @Test("account ids are percent-decoded from the path")

@@ -125,6 +125,50 @@ struct ConsoleTests {
         #expect(Console.safeNext(requested) == expected)
     }
 
+    @Test("the account page shows entitlements first; the grant form grants in the key's name, the revoke button revokes; both are CSRF-checked and need grants.manage")
+    func grantForm() async throws {
+        var configuration = try TestData.entitlementsConfiguration()
+        var keys = configuration.apiKeys
+        try keys.add(name: "viewer", secret: "viewer-key-0123456789abcdef", permissions: [.console])
+        configuration.apiKeys = keys
+        let (app, ledger) = TestData.application(configuration)
+        try await app.test(.router) { client in
+            let (_, signedIn) = try await Self.signIn(client)
+            let browser = try #require(signedIn)
+            let page = try await client.execute(uri: "/console/accounts/june", method: .get, headers: browser.headers, body: nil)
+            #expect(page.text.contains(#"<h2 id="entitlements">Entitlements</h2>"#))
+            #expect(page.text.contains("form method=\"post\" action=\"/console/accounts/june/grants\""))
+
+            var (headers, body) = browser.form(["entitlement": "premium", "duration": "P7D", "reason": "goodwill"])
+            #expect(try await client.execute(uri: "/console/accounts/june/grants", method: .post, headers: headers, body: body).status == .forbidden)
+            #expect(try await ledger.grants(for: try AccountID("june")).isEmpty)
+            (headers, body) = browser.form(["entitlement": "premium", "duration": "P7D", "reason": "goodwill", "csrf": browser.csrf])
+            let granted = try await client.execute(uri: "/console/accounts/june/grants", method: .post, headers: headers, body: body)
+            #expect(granted.status == .seeOther)
+            #expect(granted.headers[.location] == "/console/accounts/june#grants")
+            let grant = try #require(try await ledger.grants(for: try AccountID("june")).first)
+            #expect(grant.entitlement == "premium" && grant.grantedBy == "full" && grant.reason == "goodwill")
+            #expect(grant.expiresAt.timeIntervalSince(grant.startsAt) == 7 * 86_400)
+            let after = try await client.execute(uri: "/console/accounts/june", method: .get, headers: browser.headers, body: nil)
+            #expect(after.text.contains("/console/accounts/june/grants/\(grant.id)/revoke"))
+            #expect(after.text.contains("Granted by hand"))
+
+            (headers, body) = browser.form(["reason": "done", "csrf": browser.csrf])
+            let revoked = try await client.execute(uri: "/console/accounts/june/grants/\(grant.id)/revoke", method: .post, headers: headers, body: body)
+            #expect(revoked.status == .seeOther)
+            #expect(try await ledger.grants(for: try AccountID("june")).first?.revokedBy == "full")
+
+            // A console key without grants.manage sees no form and cannot post one.
+            let (_, viewerSignedIn) = try await Self.signIn(client, key: "viewer-key-0123456789abcdef")
+            let viewer = try #require(viewerSignedIn)
+            let viewed = try await client.execute(uri: "/console/accounts/june", method: .get, headers: viewer.headers, body: nil)
+            #expect(!viewed.text.contains("class=\"grant-form\""))
+            (headers, body) = viewer.form(["entitlement": "premium", "duration": "P7D", "reason": "x", "csrf": viewer.csrf])
+            #expect(try await client.execute(uri: "/console/accounts/june/grants", method: .post, headers: headers, body: body).status == .forbidden)
+            #expect(try await ledger.grants(for: try AccountID("june")).count == 1)
+        }
+    }
+
     @Test("every page carries a strict CSP; every form post is CSRF-checked; sign-out ends the session")
     func csrfAndHeaders() async throws {
         let (app, _) = TestData.application(try TestData.configuration())

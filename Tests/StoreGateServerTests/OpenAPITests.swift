@@ -8,6 +8,7 @@ import Testing
 import Hummingbird
 import Logging
 import StoreGateLedger
+import StoreGateEvents
 import StoreGateWorkers
 
 @testable import StoreGateServer
@@ -76,7 +77,8 @@ struct OpenAPITests {
         let configuration = try TestData.configuration()
         let endpoints = Endpoints(
             configuration: configuration, verification: ProofVerification(configuration: configuration, now: { Date() }), ledger: InMemoryLedger(),
-            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), now: { Date() }, openAPIDocument: nil,
+            appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), catalog: CatalogStore(configuration.catalog, path: nil),
+            now: { Date() }, openAPIDocument: nil,
             logger: Logger(label: "storegate.tests")
         )
         return applicationRoutes(endpoints, console: Console(endpoints: endpoints, persist: MemoryPersistDriver()))
@@ -148,8 +150,10 @@ struct OpenAPITests {
     @Test("the live server's replies match it, for every endpoint and error", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
     func repliesMatch() async throws {
         try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
-        var configuration = try TestData.configuration()
+        var configuration = try TestData.entitlementsConfiguration()
         configuration.maxBodyBytes = 64 << 10
+        // An endpoint no event is for (its type filter matches none): its state is read and enabled below.
+        configuration.webhooks = [try WebhookEndpoint(name: "app", url: "http://127.0.0.1:9/hook", secret: "plain-secret-0123456789", types: ["none"])]
         let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
         let recorder = ExchangeRecorder()
         let receipt = try TestData.receipt(transactionPrefix: "81000000")
@@ -189,6 +193,28 @@ struct OpenAPITests {
             try await call(.get, "/v1/accounts/nobody/entitlements", entitlements, key: TestData.readerKey)
             try await call(.get, "/v1/accounts/%01/entitlements", entitlements)
             try await call(.get, "/v1/accounts/oa/entitlements", entitlements, key: nil)
+            let entitlement = "/v1/accounts/{account}/entitlements/{entitlement}"
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/gems", entitlement, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/nobody/entitlements/premium", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/nothing", entitlement)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement, key: nil)
+            let grants = "/v1/accounts/{account}/grants"
+            let grantBody = try TestData.json(["entitlement": "premium", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: grantBody)
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "duration": "P8D", "reason": "support", "idempotencyKey": "g-1"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "nothing", "duration": "P7D", "reason": "r", "idempotencyKey": "g-2"]))
+            try await call(.post, "/v1/accounts/oa/grants", grants, body: try TestData.json(["entitlement": "premium", "reason": "r", "idempotencyKey": "g-3"]))
+            try await call(.get, "/v1/accounts/oa/grants", grants)
+            try await call(.get, "/v1/accounts/oa/grants", grants, key: TestData.readerKey)
+            try await call(.get, "/v1/accounts/oa/entitlements/premium", entitlement)
+            let grantList = try await client.send(.get, "/v1/accounts/oa/grants", key: TestData.fullKey)
+            let grantId = try #require((try grantList.json["grants"] as? [[String: Any]])?.first?["id"] as? String)
+            let revoke = "/v1/accounts/{account}/grants/{grant}/revoke"
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/nope/revoke", revoke, body: try TestData.json(["reason": "done"]))
+            try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json([:]))
 
             let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
             let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"
@@ -210,6 +236,12 @@ struct OpenAPITests {
             let redeliver = "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"
             try await call(.post, "/v1/webhooks/deliveries/app/999/redeliver", redeliver)
             try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints")
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints", key: TestData.readerKey)
+            let enable = "/v1/webhooks/endpoints/{endpoint}/enable"
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/nope/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable, key: nil)
             try await call(.get, "/v1/sync/status", "/v1/sync/status")
             try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
             let refresh = "/v1/accounts/{account}/refresh"

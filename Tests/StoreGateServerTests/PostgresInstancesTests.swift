@@ -12,7 +12,7 @@ import StoreGateLedger
 import StoreGateAppStoreClient
 import StoreGateSync
 
-@Suite("Two service instances on one PostgreSQL database")
+@Suite("Two service instances on one PostgreSQL database", .serialized)
 struct PostgresInstancesTests {
     static let shouldRun = TemporaryPostgres.isAvailable || TemporaryPostgres.isRequired
 
@@ -117,7 +117,7 @@ struct PostgresInstancesTests {
                                 #expect(ready.status == .ok)
                                 workers = member(try ready.json, "checks", "workers", "workers") as? [[String: Any]] ?? []
                                 if !workers.isEmpty, workers.allSatisfy({ ($0["rounds"] as? Int ?? 0) > ($0["failures"] as? Int ?? 0) }) { break }
-                                try await Task.sleep(for: .milliseconds(50))
+                                try await Task.sleep(for: .milliseconds(200))
                             }
                             let names = Set(workers.compactMap { $0["name"] as? String })
                             #expect(names.isSuperset(of: ["subscription_clock", "first_sight_refresh", "appstore_sync/Production", "appstore_sync/Sandbox"]), "\(names)")

@@ -60,6 +60,18 @@ enum TestData {
         return configuration
     }
 
+    /// ``configuration(apps:environments:)`` with the app's entitlements in the catalog:
+    /// "premium" from the pro purchase or the monthly subscription, "gems" counting coins (10 a
+    /// unit). Its application announces entitlement changes in the event stream.
+    static func entitlementsConfiguration() throws -> ServerConfiguration {
+        var configuration = try self.configuration()
+        configuration.catalog.entitlements = [
+            "premium": EntitlementDefinition(products: [pro, monthly]),
+            "gems": EntitlementDefinition(currency: [coins: 10]),
+        ]
+        return configuration
+    }
+
     /// A receipt for `bundleId` with the given purchases (coins ×5 and pro by default).
     static func receipt(
         bundleId: String = bundleId,

@@ -119,7 +119,6 @@ extension [LedgerEvent] {
             self[index].entitlement?.isEntitled = stored.available > 0
         }
     }
-
 }
 
 /// The events of one purchase family. Families hold a handful of transactions, so the rows
@@ -166,7 +165,10 @@ struct FamilyEvents {
     mutating func derive() -> [LedgerEvent] {
         let stateAfter = subscriptionState(after, renewalAfter)
         var events: [LedgerEvent] = []
-        var gainedSubscription = false
+        // Each transaction's events are its facts, whatever order they arrived in: its gain
+        // (decided by the transaction itself, not by what the ledger had seen of its family),
+        // then its refund and its upgrade — when they arrive later, or at once with it (a
+        // refund the sync recovered before the purchase).
         for row in after {
             let value = row.value
             guard let old = stored(row.key) else {
@@ -174,20 +176,26 @@ struct FamilyEvents {
                 let type: LedgerEvent.EventType
                 switch value.productType {
                 case .consumable: type = .consumableCredited
-                case .autoRenewable: type = before.isEmpty && !gainedSubscription ? .purchaseRecorded : .subscriptionRenewed
+                case .autoRenewable: type = value.transactionId == value.originalTransactionId ? .purchaseRecorded : .subscriptionRenewed
                 default: type = .purchaseRecorded
                 }
-                if value.productType == .autoRenewable { gainedSubscription = true }
                 events.append(event(type, row, occurredAt: value.purchaseDate, quantity: value.quantity, stateAfter: stateAfter))
+                if let revoked = value.revocationDate {
+                    events.append(revocation(row, at: revoked, stateAfter: stateAfter))
+                }
+                if value.isUpgraded {
+                    events.append(event(.subscriptionUpgraded, row, occurredAt: value.observedAt, stateAfter: stateAfter))
+                }
                 continue
             }
             guard old != row else { continue }
             if old.value.revocationDate == nil, let revoked = value.revocationDate {
-                var revocation = event(.transactionRevoked, row, occurredAt: revoked, quantity: value.quantity, stateAfter: stateAfter)
-                revocation.revocationReason = value.revocationReason
-                events.append(revocation)
+                events.append(revocation(row, at: revoked, stateAfter: stateAfter))
             } else if old.value.revocationDate != nil, value.revocationDate == nil {
                 events.append(event(.transactionReinstated, row, occurredAt: value.observedAt, quantity: value.quantity, stateAfter: stateAfter))
+            }
+            if !old.value.isUpgraded, value.isUpgraded {
+                events.append(event(.subscriptionUpgraded, row, occurredAt: value.observedAt, stateAfter: stateAfter))
             }
         }
         guard !before.isEmpty, let anchor = after.last else { return events }
@@ -207,6 +215,13 @@ struct FamilyEvents {
             events.append(change)
         }
         return events
+    }
+
+    /// The refund or revocation of `row`.
+    func revocation(_ row: TransactionRow, at date: Date, stateAfter: SubscriptionEntitlement?) -> LedgerEvent {
+        var revocation = event(.transactionRevoked, row, occurredAt: date, quantity: row.value.quantity, stateAfter: stateAfter)
+        revocation.revocationReason = row.value.revocationReason
+        return revocation
     }
 
     /// The state of the family's auto-renewable subscription at `date` (the recording date by default).

@@ -41,6 +41,29 @@ extension LedgerEvent {
             json.member("quantity", quantity)
             json.member("idempotencyKey", idempotencyKey)
             json.member("refusal", refusal)
+            if let grant {
+                json.key("grant")
+                json.object { json in
+                    json.member("id", grant.id)
+                    json.member("entitlement", grant.entitlement)
+                    json.member("startsAt", grant.startsAt.ledgerMilliseconds)
+                    json.member("expiresAt", grant.expiresAt.ledgerMilliseconds)
+                    json.member("reason", grant.reason)
+                    json.member("actor", grant.actor)
+                }
+            }
+            if let change {
+                json.key("change")
+                json.object { json in
+                    json.member("entitlement", change.entitlement)
+                    if let before = change.before {
+                        json.key("before")
+                        Self.write(before, to: &json)
+                    }
+                    json.key("after")
+                    Self.write(change.after, to: &json)
+                }
+            }
             if let entitlement {
                 json.key("entitlement")
                 json.object { json in
@@ -69,6 +92,27 @@ extension LedgerEvent {
         precondition(entitlement != nil && bytes.suffix(2).elementsEqual("}}".utf8), "an event whose balance is stored ends with its entitlement")
         bytes.removeLast(2)
         return bytes
+    }
+
+    private static func write(_ item: EntitlementSnapshot.Item, to json: inout JSONWriter) {
+        json.object { json in
+            json.member("isActive", item.isActive)
+            json.member("expiresAt", item.expiresAt?.ledgerMilliseconds)
+            json.member("source", item.source?.rawValue)
+            json.member("productId", item.productId)
+            json.member("grantId", item.grantId)
+        }
+    }
+
+    private static func item(_ object: JSONObject) throws(LedgerError) -> EntitlementSnapshot.Item {
+        var fields = StoredFields(object: object)
+        let item = EntitlementSnapshot.Item(
+            isActive: fields.bool("isActive") ?? false, expiresAt: fields.date("expiresAt"),
+            source: fields.string("source").flatMap(EntitlementSource.Kind.init(rawValue:)), productId: fields.string("productId"),
+            grantId: fields.string("grantId")
+        )
+        try fields.check()
+        return item
     }
 
     /// Reads a stored event.
@@ -108,6 +152,24 @@ extension LedgerEvent {
         } else {
             entitlement = nil
         }
+        var grant: Grant?
+        if let nested = fields.object("grant") {
+            var inner = StoredFields(object: nested)
+            grant = Grant(
+                id: inner.string("id") ?? "", entitlement: inner.string("entitlement") ?? "",
+                startsAt: inner.date("startsAt") ?? Date(ledgerMilliseconds: 0), expiresAt: inner.date("expiresAt") ?? Date(ledgerMilliseconds: 0),
+                reason: inner.string("reason") ?? "", actor: inner.string("actor")
+            )
+            try inner.check()
+        }
+        var change: Change?
+        if let nested = fields.object("change") {
+            var inner = StoredFields(object: nested)
+            let before = try inner.object("before").map { object throws(LedgerError) in try Self.item(object) }
+            let after = try Self.item(inner.object("after") ?? JSONObject(members: []))
+            change = Change(entitlement: inner.string("entitlement") ?? "", before: before, after: after)
+            try inner.check()
+        }
         let productId = fields.string("productId") ?? ""
         self.init(
             id: fields.string("id") ?? "",
@@ -133,7 +195,9 @@ extension LedgerEvent {
                 var copy = value
                 copy.balance?.productId = productId
                 return copy
-            }
+            },
+            grant: grant,
+            change: change
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {

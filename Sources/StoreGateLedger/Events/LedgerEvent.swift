@@ -25,13 +25,22 @@ public struct LedgerEvent: Sendable, Hashable {
 
         public static func < (lhs: EventType, rhs: EventType) -> Bool { lhs.rawValue < rhs.rawValue }
 
-        /// The account gained a purchase: the first transaction of a non-consumable, a
-        /// non-renewing or an auto-renewable subscription (a family claimed from
+        /// The account gained a purchase: a non-consumable, a non-renewing subscription, or
+        /// the original transaction of an auto-renewable family (a family claimed from
         /// notifications counts as gained when its proof is recorded).
+        ///
+        /// Every transaction gets the same events whatever order its facts arrive in: a
+        /// purchase whose refund the ledger learnt first is `purchase.recorded` followed by
+        /// ``transactionRevoked``, as when the refund comes later.
         public static let purchaseRecorded = EventType(rawValue: "purchase.recorded")
-        /// A later transaction of an auto-renewable family: a renewal, a resubscription, or a
-        /// switch to another product of the group.
+        /// A later transaction of an auto-renewable family (its transaction id is not the
+        /// family's original one): a renewal, a resubscription, or a switch to another product
+        /// of the group.
         public static let subscriptionRenewed = EventType(rawValue: "subscription.renewed")
+        /// The customer upgraded away from this transaction's product to another of its group:
+        /// the event's product stopped (its transaction is superseded); the family goes on
+        /// with the product in ``LedgerEvent/entitlement``.
+        public static let subscriptionUpgraded = EventType(rawValue: "subscription.upgraded")
         /// A subscription family moved between ``SubscriptionEntitlement/State`` values (active,
         /// grace period, billing retry, expired, revoked, upgraded); ``LedgerEvent/previousState``
         /// says from where. A period or grace period that ends is one too, with
@@ -56,12 +65,25 @@ public struct LedgerEvent: Sendable, Hashable {
         /// A proof was refused because its purchase belongs to another account (receipt
         /// sharing, a replay); nothing else was written.
         public static let proofRefused = EventType(rawValue: "proof.refused")
+        /// Support or a backend granted an entitlement (``LedgerEvent/grant``; the event's
+        /// ``LedgerEvent/productId`` is the entitlement's identifier).
+        public static let grantCreated = EventType(rawValue: "grant.created")
+        /// A grant was revoked before its end.
+        public static let grantRevoked = EventType(rawValue: "grant.revoked")
+        /// A grant reached its end (source `time`: the subscription clock appends it).
+        public static let grantExpired = EventType(rawValue: "grant.expired")
+        /// One of the catalog's entitlements flipped or its end moved for the account
+        /// (``LedgerEvent/change`` says from what to what; the event's
+        /// ``LedgerEvent/productId`` is the entitlement's identifier). Appended after the
+        /// facts that caused it by the entitlement tracker, once per change; replaying these
+        /// alone gives each account's entitlements.
+        public static let entitlementChanged = EventType(rawValue: "entitlement.changed")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
-            .purchaseRecorded, .subscriptionRenewed, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
+            .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
-            .consumableConsumed, .proofRefused,
+            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .entitlementChanged,
         ]
     }
 
@@ -124,7 +146,7 @@ public struct LedgerEvent: Sendable, Hashable {
     public var occurredAt: Date
     /// When the ledger recorded it.
     public var recordedAt: Date
-    /// What the change came from: a ``ProofKind`` raw value, `consumption`
+    /// What the change came from: a `ProofKind` raw value, `consumption`
     /// (``consumptionSource``), or `time` (``timeSource``: a period or grace period ended).
     public var source: String
     /// The notification that caused it, when one did.
@@ -141,8 +163,53 @@ public struct LedgerEvent: Sendable, Hashable {
     public var idempotencyKey: String?
     /// ``EventType/proofRefused``: the ledger's error code.
     public var refusal: String?
-    /// The entitlement right after the change (`nil` for a refusal).
+    /// The entitlement right after the change (`nil` for a refusal and a grant's events).
     public var entitlement: Entitlement?
+    /// A grant's events: the grant.
+    public var grant: Grant?
+    /// ``EventType/entitlementChanged``: the entitlement before and after.
+    public var change: Change?
+
+    /// An entitlement's change.
+    public struct Change: Sendable, Hashable {
+        /// The entitlement's identifier.
+        public var entitlement: String
+        /// As last announced (`nil`: never announced before).
+        public var before: EntitlementSnapshot.Item?
+        /// Now.
+        public var after: EntitlementSnapshot.Item
+
+        public init(entitlement: String, before: EntitlementSnapshot.Item?, after: EntitlementSnapshot.Item) {
+            self.entitlement = entitlement
+            self.before = before
+            self.after = after
+        }
+    }
+
+    /// The grant a grant's event is about.
+    public struct Grant: Sendable, Hashable {
+        /// The grant's id.
+        public var id: String
+        /// The entitlement granted.
+        public var entitlement: String
+        /// When it starts.
+        public var startsAt: Date
+        /// When it ends by itself.
+        public var expiresAt: Date
+        /// Why it was granted, or (grant.revoked) why it was revoked.
+        public var reason: String
+        /// Who granted or revoked it (an API key's name); `nil` for its end by time.
+        public var actor: String?
+
+        public init(id: String, entitlement: String, startsAt: Date, expiresAt: Date, reason: String, actor: String?) {
+            self.id = id
+            self.entitlement = entitlement
+            self.startsAt = startsAt
+            self.expiresAt = expiresAt
+            self.reason = reason
+            self.actor = actor
+        }
+    }
 
     public init(
         id: String, sequence: Int64, type: EventType, account: AccountID, productId: String,
@@ -150,7 +217,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?
+        entitlement: Entitlement?, grant: Grant? = nil, change: Change? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -172,6 +239,8 @@ public struct LedgerEvent: Sendable, Hashable {
         self.idempotencyKey = idempotencyKey
         self.refusal = refusal
         self.entitlement = entitlement
+        self.grant = grant
+        self.change = change
     }
 }
 
@@ -179,4 +248,6 @@ public struct LedgerEvent: Sendable, Hashable {
 extension LedgerEvent {
     /// ``source`` of a consumption.
     public static let consumptionSource = "consumption"
+    /// ``source`` of a grant or its revocation.
+    public static let grantSource = "grant"
 }

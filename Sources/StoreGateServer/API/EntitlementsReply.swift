@@ -17,8 +17,11 @@ struct EntitlementsReply: JSONWritable {
     let consumables: [ProductReply]
     let subscriptions: [SubscriptionReply]
     let otherProducts: [ProductReply]
+    /// The catalog's entitlements, derived from the products above and the account's grants.
+    let entitlements: [EntitlementReply]
 
-    init(_ entitlements: Entitlements) {
+    init(_ entitlements: Entitlements, catalog: [Entitlement]) {
+        self.entitlements = catalog.map(EntitlementReply.init)
         account = entitlements.account.rawValue
         asOf = entitlements.date
         nonConsumables = entitlements.nonConsumables.map(ProductReply.init)
@@ -192,6 +195,7 @@ extension EntitlementsReply {
         json.object { json in
             json.member("account", account)
             json.member("asOf", asOf)
+            json.member("entitlements", entitlements)
             json.member("entitledProductIds", entitledProductIds)
             json.member("nonConsumables", nonConsumables)
             json.member("nonRenewingSubscriptions", nonRenewingSubscriptions)

@@ -15,7 +15,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case verifyReceipt = "verifyreceipt"
     /// `GET /v1/events`.
     case eventsRead = "events.read"
-    /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`.
+    /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`,
+    /// `GET /v1/webhooks/endpoints`, `POST /v1/webhooks/endpoints/{endpoint}/enable`.
     case webhooksManage = "webhooks.manage"
     /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
     case console = "console"
@@ -25,6 +26,9 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case syncManage = "sync.manage"
     /// Refreshing an account from the App Store Server API (`POST /v1/accounts/{account}/refresh`).
     case accountsRefresh = "accounts.refresh"
+    /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
+    /// console's grant form.
+    case grantsManage = "grants.manage"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -63,6 +67,11 @@ public struct APIKeyStore: Sendable {
 
     /// The names of the configured keys, sorted.
     public var names: [String] { keys.map(\.name).sorted() }
+
+    /// The permissions of the key named `name` (empty when there is none).
+    public func permissions(ofKeyNamed name: String) -> Set<Permission> {
+        keys.first { $0.name == name }?.permissions ?? []
+    }
 
     /// Whether no key is configured.
     public var isEmpty: Bool { keys.isEmpty }

@@ -72,13 +72,8 @@ extension ServerConfiguration {
 
         if let bytes = try reader.integer(.maxBodyBytes, in: 1024...(1 << 30)) { configuration.maxBodyBytes = bytes }
         if let path = reader.value(.productsFile) {
-            do {
-                configuration.catalog = try ProductCatalog(json: Array(try reader.fileText(.productsFile, path: path).utf8))
-            } catch let error as ConfigurationError {
-                throw error
-            } catch {
-                throw ConfigurationError(Setting.productsFile.rawValue, "not a product catalog: expected {\"products\": {\"ID\": {\"type\": \"Consumable\"}}}")
-            }
+            configuration.catalog = try Self.catalog(Array(try reader.fileText(.productsFile, path: path).utf8))
+            configuration.productsFile = path
         }
         if let path = reader.value(.webhooksFile) {
             configuration.webhooks = try Self.webhooks(Array(try reader.fileText(.webhooksFile, path: path).utf8))
@@ -118,14 +113,38 @@ extension ServerConfiguration {
         return configuration
     }
 
+    /// Where the App Store Server API is: `STOREGATE_APPSTORE_API_URL_PRODUCTION` and
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, each the exact base URL of its environment (Apple's
+    /// recommended domains when absent); or the older `STOREGATE_APPSTORE_API_URL`, a stand-in's
+    /// base with production at `URL/production` and sandbox at `URL/sandbox`. The older one
+    /// and either new one together are refused: which would win is not obvious.
+    private static func appStoreEndpoints(_ reader: SettingReader) throws(ConfigurationError) -> AppStoreServerAPIEndpoints {
+        let standIn = reader.value(.appStoreAPIURL)
+        let production = reader.value(.appStoreAPIURLProduction)
+        let sandbox = reader.value(.appStoreAPIURLSandbox)
+        for (setting, url) in [(Setting.appStoreAPIURL, standIn), (.appStoreAPIURLProduction, production), (.appStoreAPIURLSandbox, sandbox)] {
+            if let url, let problem = AppStoreServerAPIEndpoints.problem(withBaseURL: url) {
+                throw ConfigurationError(setting.rawValue, problem)
+            }
+        }
+        if let standIn {
+            if production != nil || sandbox != nil {
+                throw ConfigurationError(
+                    Setting.appStoreAPIURL.rawValue,
+                    "is set together with \(production != nil ? Setting.appStoreAPIURLProduction.rawValue : Setting.appStoreAPIURLSandbox.rawValue): set either it (a stand-in's base URL) or the per-environment URLs"
+                )
+            }
+            return AppStoreServerAPIEndpoints(standIn: standIn)
+        }
+        var endpoints = AppStoreServerAPIEndpoints.apple
+        if let production { endpoints = endpoints.replacing(.production, with: production) }
+        if let sandbox { endpoints = endpoints.replacing(.sandbox, with: sandbox) }
+        return endpoints
+    }
+
     /// The App Store sync's settings.
     private static func loadSync(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
-        if let url = reader.value(.appStoreAPIURL) {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost") else {
-                throw ConfigurationError(Setting.appStoreAPIURL.rawValue, "'\(url)' is not an https URL (plain http only on this machine, for a stand-in)")
-            }
-            configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
-        }
+        configuration.appStoreEndpoints = try appStoreEndpoints(reader)
         if let enabled = try reader.onOff(.sync) { configuration.syncEnabled = enabled }
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
@@ -316,10 +335,24 @@ struct SettingReader {
 }
 
 extension ServerConfiguration {
-    /// Reads `{"endpoints": [{"name": "…", "url": "…", "secret": "…", "types": ["…"]}]}`.
+    /// Reads and checks a product catalog (``ProductCatalog/init(json:)``).
+    ///
+    /// - Throws: ``ConfigurationError`` naming `STOREGATE_PRODUCTS_FILE` and, in one line, the
+    ///   bad entry.
+    static func catalog(_ bytes: [UInt8]) throws(ConfigurationError) -> ProductCatalog {
+        do throws(LedgerError) {
+            return try ProductCatalog(json: bytes)
+        } catch {
+            throw ConfigurationError(Setting.productsFile.rawValue, error.reason)
+        }
+    }
+
+    /// Reads `{"endpoints": [{"name": "…", "url": "…", "secrets": ["…", "…"], "types": ["…"]}]}`:
+    /// each endpoint has `secrets` (one or more, all signing: a rotation) or a single `secret`,
+    /// not both.
     static func webhooks(_ bytes: [UInt8]) throws(ConfigurationError) -> [WebhookEndpoint] {
         let setting = Setting.webhooksFile.rawValue
-        let shape = "expected {\"endpoints\": [{\"name\": \"…\", \"url\": \"https://…\", \"secret\": \"…\", \"types\": [\"…\"]}]}"
+        let shape = "expected {\"endpoints\": [{\"name\": \"…\", \"url\": \"https://…\", \"secrets\": [\"…\"], \"types\": [\"…\"]}]} (or \"secret\": \"…\" for one secret)"
         guard case .success(let document) = JSONReader.readObject(bytes), case .array(let entries)? = document["endpoints"],
               document.members.count == 1
         else {
@@ -328,12 +361,28 @@ extension ServerConfiguration {
         var endpoints: [WebhookEndpoint] = []
         for entry in entries {
             guard case .object(let object) = entry, case .string(let name)? = object["name"], case .string(let url)? = object["url"],
-                  case .string(let secret)? = object["secret"],
-                  object.members.allSatisfy({ ["name", "url", "secret", "types"].contains($0.key) })
+                  object.members.allSatisfy({ ["name", "url", "secret", "secrets", "types"].contains($0.key) })
             else {
                 throw ConfigurationError(setting, shape)
             }
-            var types: Set<String>?
+            var secrets: [String] = []
+            switch (object["secret"], object["secrets"]) {
+            case (.string(let secret)?, nil):
+                secrets = [secret]
+            case (nil, .array(let list)?):
+                for item in list {
+                    guard case .string(let secret) = item else { throw ConfigurationError(setting, "endpoint '\(name)': secrets are strings") }
+                    secrets.append(secret)
+                }
+                guard !secrets.isEmpty else { throw ConfigurationError(setting, "endpoint '\(name)': secrets lists at least one secret") }
+            case (.some, .some):
+                throw ConfigurationError(setting, "endpoint '\(name)': give either secret or secrets, not both")
+            case (nil, nil):
+                throw ConfigurationError(setting, "endpoint '\(name)': it needs secrets (or secret)")
+            default:
+                throw ConfigurationError(setting, "endpoint '\(name)': secret is a string, secrets an array of strings")
+            }
+        var types: Set<String>?
             switch object["types"] {
             case nil, .null?:
                 types = nil
@@ -348,7 +397,7 @@ extension ServerConfiguration {
                 throw ConfigurationError(setting, "endpoint '\(name)': types is an array of event types")
             }
             do throws(WebhookConfigurationError) {
-                endpoints.append(try WebhookEndpoint(name: name, url: url, secret: secret, types: types))
+                endpoints.append(try WebhookEndpoint(name: name, url: url, secrets: secrets, types: types))
             } catch {
                 throw ConfigurationError(setting, error.description)
             }

@@ -77,10 +77,11 @@ public struct ServerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// The app-specific shared secret `/verifyReceipt` checks `password` against.
     public var sharedSecret: SharedSecret?
-    /// App Store Server API credentials (validated at start-up; see the README).
+    /// App Store Server API credentials (validated at start-up; see docs/configuration.md).
     public var serverAPICredentials: AppStoreServerAPICredentials?
-    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
-    /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
+    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL_PRODUCTION`,
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, or a stand-in's `STOREGATE_APPSTORE_API_URL`):
+    /// Apple's recommended domains by default. Answers are verified to Apple's root either way.
     public var appStoreEndpoints: AppStoreServerAPIEndpoints = .apple
     /// Whether the App Store sync runs when Server API credentials are configured
     /// (`STOREGATE_SYNC`, default on).
@@ -101,8 +102,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 4 << 20
     /// Size limits of the proofs themselves.
     public var limits: Limits = .default
-    /// Product types and subscription groups for proofs that do not state them (receipts).
+    /// Product types and subscription groups for proofs that do not state them (receipts), and
+    /// the app's entitlements (`STOREGATE_PRODUCTS_FILE`).
     public var catalog: ProductCatalog = ProductCatalog()
+    /// The file the catalog was read from: read again on SIGHUP.
+    public var productsFile: String?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
     /// SQLite's durability setting (default `normal`: survives the process being killed).
@@ -201,6 +205,8 @@ extension ServerConfiguration {
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
         case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"
+        case appStoreAPIURLProduction = "STOREGATE_APPSTORE_API_URL_PRODUCTION"
+        case appStoreAPIURLSandbox = "STOREGATE_APPSTORE_API_URL_SANDBOX"
         case sync = "STOREGATE_SYNC"
         case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
@@ -244,6 +250,9 @@ extension ServerConfiguration {
         }
         for endpoint in webhooks where endpoint.sendsInClearOffHost {
             warnings.append("webhook endpoint '\(endpoint.name)' is plain http to another host: its events (accounts, purchases) cross the network unencrypted")
+        }
+        for endpoint in webhooks {
+            warnings += endpoint.secretWarnings
         }
         return warnings
     }

@@ -54,6 +54,9 @@ enum ConsoleAssets {
         .alert.warn{background:var(--warn-bg);color:var(--warn)}
         .warn-text{color:var(--warn)}
         .bad-text{color:var(--bad)}
+        form.inline{display:flex;gap:.25rem;flex-wrap:wrap}
+        .grant-form{display:flex;gap:.75rem;flex-wrap:wrap;align-items:flex-end;margin-top:1rem}
+        .grant-form label{display:flex;flex-direction:column;gap:.25rem}
         td.bad{color:var(--bad);font-weight:600}
         .owned{list-style:none;padding:0;margin:0}
         .owned-item{padding:.6rem 0;border-bottom:1px solid var(--line)}

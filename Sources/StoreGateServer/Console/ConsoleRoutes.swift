@@ -54,6 +54,8 @@ struct Console: Sendable {
             Route(.get, "/console", .consoleSession, documented: false, overview),
             Route(.get, "/console/search", .consoleSession, documented: false, search),
             Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
+            Route(.post, "/console/accounts/:account/grants", .consoleSession, documented: false, grant),
+            Route(.post, "/console/accounts/:account/grants/:grant/revoke", .consoleSession, documented: false, revokeGrant),
             Route(.get, "/console/transactions/:environment/:transaction", .consoleSession, documented: false, transaction),
             Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
             Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
@@ -289,9 +291,21 @@ struct Console: Sendable {
     // MARK: Account
 
     struct AccountPage: Sendable {
+        struct Option: Sendable {
+            let value: String
+        }
+
         let layout: Layout
         let account: String
         let now: String
+        let entitlements: [ConsoleViews.EntitlementRow]
+        let hasEntitlements: Bool
+        let grants: [ConsoleViews.GrantRow]
+        let hasGrants: Bool
+        /// The grant form, for a key with `grants.manage` and a catalog with entitlements.
+        let canGrant: Bool
+        let grantAction: String
+        let entitlementOptions: [Option]
         let owned: [ConsoleViews.Owned]
         let hasOwned: Bool
         let balances: [ConsoleViews.Balance]
@@ -317,13 +331,18 @@ struct Console: Sendable {
         }
         let now = endpoints.now()
         let entitlements: Entitlements
+        let grants: [EntitlementGrant]
         var events: [LedgerEvent]
         do throws(LedgerError) {
             entitlements = try await endpoints.ledger.entitlements(for: account, at: now)
+            grants = try await endpoints.ledger.grants(for: account)
             events = try await endpoints.ledger.timeline(for: account, before: before, limit: Self.timelinePage + 1)
         } catch {
             return ledgerFailure(error, context)
         }
+        let catalog = endpoints.catalog.current
+        let resolved = EntitlementResolver.resolve(entitlements, catalog: catalog, grants: grants, at: now)
+        let canManage = endpoints.configuration.apiKeys.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.grantsManage)
         let hasOlder = events.count > Self.timelinePage
         events = Array(events.prefix(Self.timelinePage))
         let link = ConsoleViews.accountLink(account)
@@ -331,11 +350,83 @@ struct Console: Sendable {
         let balances = ConsoleViews.balances(entitlements)
         return page("account", AccountPage(
             layout: layout("Account \(account.rawValue)", context), account: account.rawValue, now: ConsoleViews.time(now),
+            entitlements: ConsoleViews.entitlementRows(resolved), hasEntitlements: !resolved.isEmpty,
+            grants: ConsoleViews.grantRows(grants, account: account, at: now, canManage: canManage), hasGrants: !grants.isEmpty,
+            canGrant: canManage && !catalog.entitlements.isEmpty, grantAction: "\(link)/grants",
+            entitlementOptions: catalog.entitlements.keys.sorted().map(AccountPage.Option.init),
             owned: owned, hasOwned: !owned.isEmpty, balances: balances, hasBalances: !balances.isEmpty,
             timeline: events.map(ConsoleViews.timelineEntry),
             olderLink: hasOlder ? events.last.map { "\(link)?before=\($0.sequence)#timeline" } : nil,
             newestLink: before == nil ? nil : "\(link)#timeline"
         ))
+    }
+
+    // MARK: Grants
+
+    /// The grant form: grants an entitlement for the chosen duration, in the signed-in key's
+    /// name (which needs `grants.manage`), then shows the account again.
+    @Sendable func grant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
+        guard let keyName = context.consoleSession?.keyName,
+              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+        else {
+            return errorPage(.forbidden, "Not allowed", "Granting needs an API key with the grants.manage permission.", context)
+        }
+        let account: AccountID
+        do {
+            account = try AccountID(try Endpoints.pathParameter("account", context))
+        } catch {
+            return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
+        }
+        let entitlement = form["entitlement"] ?? ""
+        guard endpoints.catalog.current.entitlements[entitlement] != nil else {
+            return errorPage(.badRequest, "Unknown entitlement", "The catalog defines no entitlement with that name.", context)
+        }
+        guard let seconds = ISODuration.seconds(form["duration"] ?? "") else {
+            return errorPage(.badRequest, "Not a duration", "Choose how long the grant lasts (P1D, P7D, P30D, or an ISO 8601 duration).", context)
+        }
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        do throws(LedgerError) {
+            let outcome = try await endpoints.ledger.grant(GrantRequest(
+                account: account, entitlement: entitlement, term: .duration(.seconds(seconds)), reason: reason, grantedBy: keyName,
+                idempotencyKey: form["idempotencyKey"] ?? UUID().uuidString.lowercased(), startsAt: endpoints.now()
+            ))
+            context.logger.info("console: entitlement granted", metadata: ["account": "\(account.rawValue)", "grant.id": "\(outcome.grant.id)"])
+        } catch where error.code == .invalidArgument {
+            return errorPage(.badRequest, "Not granted", error.reason, context)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        return Self.redirect("\(ConsoleViews.accountLink(account))#grants")
+    }
+
+    /// The revoke button of an active grant.
+    @Sendable func revokeGrant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
+        guard let keyName = context.consoleSession?.keyName,
+              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+        else {
+            return errorPage(.forbidden, "Not allowed", "Revoking needs an API key with the grants.manage permission.", context)
+        }
+        let account: AccountID
+        let id: String
+        do {
+            account = try AccountID(try Endpoints.pathParameter("account", context))
+            id = try Endpoints.pathParameter("grant", context)
+        } catch {
+            return errorPage(.badRequest, "Not a grant", "The path names an account and a grant.", context)
+        }
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        do throws(LedgerError) {
+            try await endpoints.ledger.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: endpoints.now())
+        } catch where error.code == .grantNotFound {
+            return errorPage(.notFound, "No such grant", "This account has no grant with that id.", context)
+        } catch where error.code == .invalidArgument {
+            return errorPage(.badRequest, "Not revoked", error.reason, context)
+        } catch {
+            return ledgerFailure(error, context)
+        }
+        return Self.redirect("\(ConsoleViews.accountLink(account))#grants")
     }
 
     // MARK: Transaction and its proof
@@ -496,6 +587,9 @@ struct Console: Sendable {
             let delivered: Int
             let failed: Int
             let hasFailed: Bool
+            /// `enabled`, or `disabled (410 at …)` after a receiver's 410 Gone.
+            let state: String
+            let isDisabled: Bool
         }
 
         let layout: Layout
@@ -540,18 +634,27 @@ struct Console: Sendable {
             context.logger.warning("console: a system read failed", metadata: ["part": "\(what)", "ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
         }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
+        var states: [String: WebhookEndpointState] = [:]
         if !configuration.webhooks.isEmpty {
             do throws(LedgerError) {
                 counts = try await ledger.deliveryCounts()
+                states = try await WebhookEndpointState.all(in: ledger)
             } catch {
                 failed("webhook deliveries", error)
             }
         }
         let webhooks = configuration.webhooks.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
+            let state: String
+            switch states[endpoint.name] ?? .enabled {
+            case .enabled: state = "enabled"
+            case .disabled(let disabling?): state = "disabled (\(disabling.status) at \(ConsoleViews.time(disabling.disabledDate)))"
+            case .disabled(nil): state = "disabled"
+            }
             return SystemPage.Webhook(
                 name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
-                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
+                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
+                state: state, isDisabled: states[endpoint.name]?.isDisabled ?? false
             )
         }
         let syncs: [SystemPage.Sync]

@@ -117,10 +117,38 @@ enum ConsoleTemplates {
         {{> header}}
         <h1>Account <span class="mono">{{account}}</span></h1>
         <p class="lede">What it owns at {{now}}, and why.</p>
-        {{^hasOwned}}<p class="alert neutral" role="status">Nothing recorded for this account.</p>{{/hasOwned}}
+        {{#hasEntitlements}}
+        <section class="card">
+          <h2 id="entitlements">Entitlements</h2>
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Entitlement</th><th scope="col">State</th><th scope="col">Until</th><th scope="col">Because of</th><th scope="col">Details</th></tr></thead>
+            <tbody>{{#entitlements}}<tr><td class="product">{{identifier}}</td><td><span class="badge {{tone}}">{{status}}</span></td><td>{{expires}}</td><td>{{#sourceLink}}<a href="{{sourceLink}}">{{sourceLabel}}</a>{{/sourceLink}}{{^sourceLink}}{{sourceLabel}}{{/sourceLink}}</td><td class="muted">{{detail}} {{others}}</td></tr>{{/entitlements}}</tbody>
+          </table></div>
+        </section>
+        {{/hasEntitlements}}
+        <section class="card">
+          <h2 id="grants">Grants</h2>
+          {{^hasGrants}}<p class="muted">No entitlement was granted by hand.</p>{{/hasGrants}}
+          {{#hasGrants}}
+          <div class="scroll"><table>
+            <thead><tr><th scope="col">Grant</th><th scope="col">Entitlement</th><th scope="col">State</th><th scope="col">From</th><th scope="col">Until</th><th scope="col">Why, by whom</th><th scope="col"></th></tr></thead>
+            <tbody>{{#grants}}<tr><td class="mono">{{shortId}}</td><td>{{entitlement}}</td><td><span class="badge {{tone}}">{{status}}</span></td><td>{{starts}}</td><td>{{expires}}</td><td>{{reason}} <span class="muted">— {{grantedBy}}</span>{{#revocation}}<br><span class="muted">{{revocation}}</span>{{/revocation}}</td><td>{{#revokeAction}}<form method="post" action="{{revokeAction}}" class="inline"><input type="hidden" name="csrf" value="{{layout.csrf}}"><input type="text" name="reason" aria-label="Why revoke {{shortId}}" placeholder="why" required maxlength="512"><button type="submit">Revoke</button></form>{{/revokeAction}}</td></tr>{{/grants}}</tbody>
+          </table></div>
+          {{/hasGrants}}
+          {{#canGrant}}
+          <form method="post" action="{{grantAction}}" class="grant-form">
+            <input type="hidden" name="csrf" value="{{layout.csrf}}">
+            <label>Entitlement <select name="entitlement" required>{{#entitlementOptions}}<option>{{value}}</option>{{/entitlementOptions}}</select></label>
+            <label>For <select name="duration"><option value="P1D">1 day</option><option value="P7D" selected>7 days</option><option value="P30D">30 days</option><option value="P365D">365 days</option></select></label>
+            <label>Why <input type="text" name="reason" required maxlength="512" placeholder="support ticket, promotion…"></label>
+            <button type="submit">Grant</button>
+          </form>
+          {{/canGrant}}
+        </section>
+        {{^hasOwned}}<p class="alert neutral" role="status">No purchase recorded for this account.</p>{{/hasOwned}}
         {{#hasOwned}}
         <section class="card">
-          <h2>Entitlements</h2>
+          <h2>Products</h2>
           <ul class="owned">
           {{#owned}}
             <li class="owned-item">
@@ -268,8 +296,8 @@ enum ConsoleTemplates {
           {{^webhooks}}<p>No webhook endpoint is configured (STOREGATE_WEBHOOKS_FILE).</p>{{/webhooks}}
           {{#hasWebhooks}}
           <div class="scroll"><table>
-            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
-            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
+            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
+            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td{{#isDisabled}} class="bad"{{/isDisabled}}>{{state}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
           </table></div>
           {{/hasWebhooks}}
         </section>

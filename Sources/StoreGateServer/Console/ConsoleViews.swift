@@ -85,6 +85,10 @@ enum ConsoleViews {
             details.append("notification \(type)\(event.notificationSubtype.map { " / \($0)" } ?? "")")
         }
         if let key = event.idempotencyKey { details.append("idempotency key \(abbreviated(key))") }
+        if let grant = event.grant {
+            details.append("entitlement \(grant.entitlement) until \(time(grant.expiresAt))")
+            details.append("“\(abbreviated(grant.reason, keep: 60))”\(grant.actor.map { " by \($0)" } ?? "")")
+        }
         if event.source == LedgerEvent.timeSource {
             details.append("as time passed, at \(time(event.occurredAt))")
         } else {
@@ -118,11 +122,89 @@ enum ConsoleViews {
         case .consumableCredited: return ("Consumable credited", "good")
         case .consumableConsumed: return ("Consumable consumed", "neutral")
         case .proofRefused: return ("Proof refused", "bad")
+        case .subscriptionUpgraded: return ("Upgraded away from this product", "neutral")
+        case .grantCreated: return ("Granted by hand", "good")
+        case .grantRevoked: return ("Grant revoked", "bad")
+        case .grantExpired: return ("Grant ended", "warn")
         default: return (event.type.rawValue, "neutral")
         }
     }
 
-    // MARK: Entitlements
+    // MARK: Entitlements in the catalog's words
+
+    struct EntitlementRow: Sendable {
+        let identifier: String
+        let status: String
+        let tone: String
+        let expires: String
+        let detail: String
+        let sourceLink: String?
+        let sourceLabel: String
+        let others: String
+    }
+
+    static func entitlementRows(_ entitlements: [Entitlement]) -> [EntitlementRow] {
+        entitlements.map { entitlement in
+            var details: [String] = []
+            if let state = entitlement.subscriptionState { details.append("subscription \(state.rawValue)") }
+            if let renews = entitlement.willRenew { details.append(renews ? "renews" : "does not renew") }
+            if let period = entitlement.periodType { details.append("\(period.rawValue) period") }
+            if let balance = entitlement.balance { details.append("balance \(balance)") }
+            let source = entitlement.source
+            var link: String?
+            var label = "nothing unlocks it"
+            if let source {
+                switch source.kind {
+                case .grant:
+                    label = "grant \(abbreviated(source.grantId ?? "", keep: 8))"
+                    link = "#grants"
+                case .product, .transaction:
+                    label = "\(source.kind.rawValue) \(source.productId ?? "")"
+                    if let environment = source.environment, let transaction = source.transactionId {
+                        link = transactionLink(environment, transaction)
+                    }
+                }
+            }
+            return EntitlementRow(
+                identifier: entitlement.identifier, status: entitlement.isActive ? "active" : "inactive",
+                tone: entitlement.isActive ? "good" : "neutral",
+                expires: entitlement.expiresAt.map { time($0) } ?? (entitlement.isActive ? "never" : "—"),
+                detail: details.joined(separator: " · "), sourceLink: link, sourceLabel: label,
+                others: entitlement.otherSources.isEmpty ? "" : "+\(entitlement.otherSources.count) other source(s): "
+                    + entitlement.otherSources.map { "\($0.kind.rawValue)\($0.productId.map { " \($0)" } ?? "")\($0.isActive ? "" : " (inactive)")" }.joined(separator: ", ")
+            )
+        }
+    }
+
+    struct GrantRow: Sendable {
+        let id: String
+        let shortId: String
+        let entitlement: String
+        let status: String
+        let tone: String
+        let starts: String
+        let expires: String
+        let reason: String
+        let grantedBy: String
+        let revocation: String?
+        let revokeAction: String?
+    }
+
+    static func grantRows(_ grants: [EntitlementGrant], account: AccountID, at date: Date, canManage: Bool) -> [GrantRow] {
+        grants.map { grant in
+            let active = grant.isActive(at: date)
+            let status = grant.revokedAt != nil ? "revoked" : active ? "active" : grant.startsAt > date ? "scheduled" : "ended"
+            return GrantRow(
+                id: grant.id, shortId: abbreviated(grant.id, keep: 8), entitlement: grant.entitlement, status: status,
+                tone: active ? "good" : grant.revokedAt != nil ? "bad" : "neutral", starts: time(grant.startsAt), expires: time(grant.expiresAt),
+                reason: grant.reason, grantedBy: grant.grantedBy,
+                revocation: grant.revokedAt.map { "revoked \(time($0)) by \(grant.revokedBy ?? "?"): \(grant.revocationReason ?? "")" },
+                revokeAction: canManage && active ? "\(accountLink(account))/grants/\(segment(grant.id))/revoke" : nil
+            )
+        }
+    }
+
+    // MARK: Products
 
     struct Owned: Sendable {
         let productId: String

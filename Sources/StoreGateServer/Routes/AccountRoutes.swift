@@ -54,8 +54,36 @@ extension Endpoints {
     /// Everything the account holds now.
     @Sendable func readEntitlements(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
-        let entitlements = try await entitlements(account, context: context)
-        return JSONReply.response(EntitlementsReply(entitlements))
+        async let grants = grants(account, context: context)
+        let holdings = try await entitlements(account, context: context)
+        return JSONReply.response(entitlementsReply(holdings, grants: try await grants))
+    }
+
+    /// The reply of an account's holdings with the catalog's entitlements derived from them and
+    /// its grants.
+    func entitlementsReply(_ holdings: Entitlements, grants: [EntitlementGrant]) -> EntitlementsReply {
+        EntitlementsReply(holdings, catalog: EntitlementResolver.resolve(holdings, catalog: catalog.current, grants: grants, at: holdings.date))
+    }
+
+    /// The reply of a verification: the account's holdings and entitlements after it.
+    func entitlementsReply(_ holdings: Entitlements, context: StoreGateRequestContext) async throws(APIError) -> EntitlementsReply {
+        entitlementsReply(holdings, grants: try await grants(holdings.account, context: context))
+    }
+
+    /// One entitlement now: the app's check before it unlocks a feature.
+    @Sendable func readEntitlement(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+        let account = try Self.account(try Self.pathParameter("account", context), field: "account")
+        let identifier = try Self.pathParameter("entitlement", context)
+        let catalog = self.catalog.current
+        guard catalog.entitlements[identifier] != nil else {
+            throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
+        }
+        async let grants = grants(account, context: context)
+        let holdings = try await entitlements(account, context: context)
+        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, grants: try await grants, at: holdings.date) else {
+            throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
+        }
+        return JSONReply.response(EntitlementCheckReply(account: account.rawValue, asOf: holdings.date, entitlement: entitlement))
     }
 
     /// Consumes units of a consumable, atomically and idempotently.
@@ -87,6 +115,7 @@ extension Endpoints {
     var accountRoutes: [Route] {
         [
             Route(.get, "/v1/accounts/:account/entitlements", .apiKey(.entitlementsRead), readEntitlements),
+            Route(.get, "/v1/accounts/:account/entitlements/:entitlement", .apiKey(.entitlementsRead), readEntitlement),
             Route(.post, "/v1/accounts/:account/consumables/:productId/consume", .apiKey(.consumablesConsume), consume),
             Route(.post, "/v1/accounts/:account/refresh", .apiKey(.accountsRefresh), refreshAccount),
         ]

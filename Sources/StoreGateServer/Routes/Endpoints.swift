@@ -18,6 +18,8 @@ struct Endpoints: Sendable {
     let metrics: ServerMetrics
     /// Where the background workers report their rounds (readiness).
     let workers: WorkerRegistry
+    /// The catalog entitlements are derived with (reloaded on SIGHUP).
+    let catalog: CatalogStore
     let now: @Sendable () -> Date
     let openAPIDocument: [UInt8]?
     let logger: Logger
@@ -54,7 +56,7 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// The account's entitlements now.
+    /// The account's holdings now.
     func entitlements(_ account: AccountID, context: StoreGateRequestContext) async throws(APIError) -> Entitlements {
         do throws(LedgerError) {
             return try await ledger.entitlements(for: account, at: now())

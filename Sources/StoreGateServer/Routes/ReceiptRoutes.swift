@@ -81,7 +81,7 @@ extension Endpoints {
             receipt: VerifyReceiptReceipt(verified.receipt),
             checks: verified.checks,
             recorded: RecordedReply(outcome),
-            entitlements: EntitlementsReply(entitlements)
+            entitlements: try await entitlementsReply(entitlements, context: context)
         ))
     }
 

@@ -85,7 +85,7 @@ extension Endpoints {
             transaction: verified.payload,
             renewalInfo: verified.renewalInfo?.payload,
             recorded: RecordedReply(outcome),
-            entitlements: EntitlementsReply(entitlements)
+            entitlements: try await entitlementsReply(entitlements, context: context)
         ))
     }
 }
