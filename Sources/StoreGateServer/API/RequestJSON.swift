@@ -36,6 +36,14 @@ struct RequestObject {
         }
     }
 
+    func optionalBool(_ key: String) throws(APIError) -> Bool? {
+        switch object[key] {
+        case .none, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw wrongType(key, "true or false", other)
+        }
+    }
+
     func optionalInteger(_ key: String) throws(APIError) -> Int? {
         switch object[key] {
         case .none, .null?: return nil

@@ -29,6 +29,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
     /// console's grant form.
     case grantsManage = "grants.manage"
+    /// `POST /v1/offers/sign`: sign subscription offers for the app.
+    case offersSign = "offers.sign"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
