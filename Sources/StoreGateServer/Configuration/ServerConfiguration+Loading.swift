@@ -112,6 +112,8 @@ extension ServerConfiguration {
         }
         try Self.loadSync(reader, into: &configuration)
         try Self.loadOffers(reader, into: &configuration)
+        if let finish = try reader.onOff(.finishTransactions) { configuration.finishTransactions = finish }
+        configuration.accountLinking = try reader.onOff(.accountLinking) ?? (reader.value(.accountTokenNamespace) != nil)
         return configuration
     }
 

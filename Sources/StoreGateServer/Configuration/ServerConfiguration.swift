@@ -122,6 +122,11 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
     public var shutdownGracePeriod: Duration = .seconds(30)
+    /// Tell Apple each granted transaction is finished (`STOREGATE_FINISH_TRANSACTIONS`; needs the sync).
+    public var finishTransactions = false
+    /// Set the account's token at Apple on purchases recorded without one
+    /// (`STOREGATE_ACCOUNT_LINKING`; default on when `STOREGATE_ACCOUNT_TOKEN_NAMESPACE` is set).
+    public var accountLinking = false
     /// The In-App Purchase key `POST /v1/offers/sign` signs with (`STOREGATE_OFFER_*`, else the
     /// App Store Server API key); `nil` answers `offers_not_configured`.
     public var offerSigningKey: OfferSigningKey?
@@ -223,6 +228,8 @@ extension ServerConfiguration {
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
         case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
+        case finishTransactions = "STOREGATE_FINISH_TRANSACTIONS"
+        case accountLinking = "STOREGATE_ACCOUNT_LINKING"
         case offerKeyId = "STOREGATE_OFFER_KEY_ID"
         case offerPrivateKey = "STOREGATE_OFFER_PRIVATE_KEY"
         case offerPrivateKeyFile = "STOREGATE_OFFER_PRIVATE_KEY_FILE"
