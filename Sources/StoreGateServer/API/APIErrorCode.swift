@@ -73,6 +73,10 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let offerIneligible = APIErrorCode(rawValue: "offer_ineligible")
     /// The ledger could not decide the customer's eligibility; retry.
     public static let offerEligibilityUnavailable = APIErrorCode(rawValue: "offer_eligibility_unavailable")
+    /// The account owns no auto-renewable subscription of that original transaction id.
+    public static let subscriptionNotFound = APIErrorCode(rawValue: "subscription_not_found")
+    /// Apple refused the request for good (the message names Apple's errorCode).
+    public static let appleRefused = APIErrorCode(rawValue: "apple_refused")
     /// No delivery of that event to that endpoint.
     public static let deliveryNotFound = APIErrorCode(rawValue: "delivery_not_found")
     /// No configured webhook endpoint has that name.
@@ -93,7 +97,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
         .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound,
-        .offersNotConfigured, .offerIneligible, .offerEligibilityUnavailable,
+        .offersNotConfigured, .offerIneligible, .offerEligibilityUnavailable, .subscriptionNotFound, .appleRefused,
         .webhookEndpointNotFound, .webhookEndpointBusy, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]

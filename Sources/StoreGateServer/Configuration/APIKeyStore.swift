@@ -31,6 +31,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case grantsManage = "grants.manage"
     /// `POST /v1/offers/sign`: sign subscription offers for the app.
     case offersSign = "offers.sign"
+    /// Extend subscriptions' renewal dates at Apple (one customer's, or every subscriber's).
+    case subscriptionsExtend = "subscriptions.extend"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

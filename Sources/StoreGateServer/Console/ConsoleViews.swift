@@ -89,6 +89,10 @@ enum ConsoleViews {
             details.append("entitlement \(grant.entitlement) until \(time(grant.expiresAt))")
             details.append("“\(abbreviated(grant.reason, keep: 60))”\(grant.actor.map { " by \($0)" } ?? "")")
         }
+        if let support = event.support {
+            details.append("\(support.days.map { "\($0) days" } ?? "extended"), reason \(support.reason)\(support.actor.map { " by \($0)" } ?? "")")
+            if let date = support.effectiveDate { details.append("renews \(time(date))") }
+        }
         if event.source == LedgerEvent.timeSource {
             details.append("as time passed, at \(time(event.occurredAt))")
         } else {
@@ -126,6 +130,7 @@ enum ConsoleViews {
         case .grantCreated: return ("Granted by hand", "good")
         case .grantRevoked: return ("Grant revoked", "bad")
         case .grantExpired: return ("Grant ended", "warn")
+        case .subscriptionExtended: return ("Renewal date extended by support", "good")
         default: return (event.type.rawValue, "neutral")
         }
     }
