@@ -91,7 +91,7 @@ struct ShutdownUnderLoadTests {
         generator.arguments = ["-c", Self.loadScript(clients: clients, perClient: perClient, port: port, directory: directory)]
         try generator.run()
         try await Task.sleep(for: .seconds(3))
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
         let signalledAt = ContinuousClock.now
         process.terminate()
         let exited = try await runBlocking { () -> Bool in
