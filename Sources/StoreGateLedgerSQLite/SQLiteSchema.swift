@@ -309,6 +309,28 @@ enum SQLiteSchema {
             // The clock's look-up of the grants that reached their end and were not announced.
             "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE expiry_emitted = 0 AND revoked_at IS NULL",
         ]),
+        Migration(version: 10, description: "purchase transfers between accounts", statements: [
+            // One row per move of a family: the audit (who, why, from where) and the consumed
+            // units of the old owner that went with a consumable, which the integrity check adds
+            // to the consumptions behind each balance. The owner itself is the family's row.
+            """
+            CREATE TABLE ledger_transfers (
+                id TEXT PRIMARY KEY,
+                environment TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                transferred_at INTEGER NOT NULL,
+                source TEXT NOT NULL,
+                actor TEXT,
+                reason TEXT,
+                product_id TEXT,
+                units INTEGER NOT NULL CHECK (units >= 0),
+                refunded_units INTEGER NOT NULL CHECK (refunded_units >= 0),
+                consumed_moved INTEGER NOT NULL CHECK (consumed_moved >= 0 AND consumed_moved <= units)
+            ) WITHOUT ROWID
+            """,
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -52,6 +52,18 @@ extension LedgerEvent {
                     json.member("actor", grant.actor)
                 }
             }
+            if let transfer {
+                json.key("transfer")
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("direction", transfer.direction.rawValue)
+                    json.member("from", transfer.from.rawValue)
+                    json.member("to", transfer.to.rawValue)
+                    json.member("actor", transfer.actor)
+                    json.member("reason", transfer.reason)
+                }
+            }
+            // The entitlement stays the last member (``storedJSON(leavingBalanceOpen:)``).
             if let entitlement {
                 json.key("entitlement")
                 json.object { json in
@@ -129,6 +141,18 @@ extension LedgerEvent {
             )
             try inner.check()
         }
+        var transfer: Transfer?
+        if let nested = fields.object("transfer") {
+            var inner = StoredFields(object: nested)
+            guard let direction = Transfer.Direction(rawValue: inner.string("direction") ?? "") else {
+                throw LedgerError(.storage, reason: "a stored transfer event has no direction")
+            }
+            transfer = Transfer(
+                id: inner.string("id") ?? "", direction: direction, from: AccountID(stored: inner.string("from") ?? ""),
+                to: AccountID(stored: inner.string("to") ?? ""), actor: inner.string("actor"), reason: inner.string("reason")
+            )
+            try inner.check()
+        }
         let productId = fields.string("productId") ?? ""
         self.init(
             id: fields.string("id") ?? "",
@@ -155,7 +179,8 @@ extension LedgerEvent {
                 copy.balance?.productId = productId
                 return copy
             },
-            grant: grant
+            grant: grant,
+            transfer: transfer
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {
