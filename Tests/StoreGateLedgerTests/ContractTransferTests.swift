@@ -80,7 +80,7 @@ extension LedgerTests {
                 #expect(out.transfer?.id == into.transfer?.id && out.id != into.id)
                 #expect(out.transfer?.from == alice && out.transfer?.to == bob && into.transfer?.from == alice && into.transfer?.to == bob)
                 #expect(out.transfer?.actor == nil && out.transfer?.reason == nil, "a restore has no actor")
-                #expect(out.transactionId == "s1" && out.originalTransactionId == "s1" && into.transactionId == "s1")
+                #expect(out.transactionId == nil && out.originalTransactionId == "s1" && into.transactionId == nil && into.originalTransactionId == "s1")
                 #expect(out.source == ProofKind.appReceipt.rawValue && out.occurredAt == Self.now)
                 #expect(out.entitlement?.isEntitled == false && out.entitlement?.state == nil)
                 #expect(into.entitlement?.isEntitled == true && into.entitlement?.state == .active)

@@ -232,16 +232,16 @@ struct FamilyEvents {
 
     /// The two events of the family's move: `out` on the account it left (entitled to nothing
     /// through it any more; a consumable's balance is the one stored after the move), then
-    /// `in` on its new owner with what it holds now. Both name the family's original
-    /// transaction, whichever transaction the move came with (their types per transaction then
-    /// do not depend on the order the family's facts arrived in).
+    /// `in` on its new owner with what it holds now. Both name the family and no transaction,
+    /// whichever transaction the move came with: the move is the family's, and each
+    /// transaction's events then do not depend on the order the family's facts arrived in.
     func transferEvents(_ transfer: TransferRow) -> [LedgerEvent] {
         let anchor = after.first { $0.value.transactionId == family.originalTransactionId } ?? after.last
         guard let anchor else { return [] }
         let stateAfter = subscriptionState(after, renewalAfter)
         let quantity = transfer.consumableUnits > 0 ? transfer.consumableUnits : nil
         var incoming = event(.purchaseTransferred, anchor, occurredAt: transfer.transferredAt, quantity: quantity, stateAfter: stateAfter)
-        incoming.transactionId = family.originalTransactionId
+        incoming.transactionId = nil
         if let productId = stateAfter?.productId { incoming.productId = productId }
         incoming.transfer = LedgerEvent.Transfer(
             id: transfer.id, direction: .incoming, from: transfer.from, to: transfer.to, actor: transfer.actor, reason: transfer.reason

@@ -79,11 +79,12 @@ public struct LedgerEvent: Sendable, Hashable {
         /// ``LedgerEvent/entitlement`` says it is no longer entitled through the family (for a
         /// consumable: its balance without the units that left), and
         /// ``LedgerEvent/Transfer/Direction/incoming`` on the new owner, with what it holds
-        /// now. A receiver revokes on `out` and grants on `in`. Both name the family's original
-        /// transaction as ``LedgerEvent/transactionId``, whichever transaction was presented,
-        /// so a family's events are the same whatever order its facts arrived in; the facts
-        /// themselves keep their own events (the family's purchase stays `purchase.recorded`,
-        /// on the account that first recorded it).
+        /// now. A receiver revokes on `out` and grants on `in`. A move is a fact about the
+        /// family, not about one of its transactions: both name the family
+        /// (``LedgerEvent/originalTransactionId``) and no ``LedgerEvent/transactionId``, whichever
+        /// transaction was presented, so each transaction's events stay the same whatever order
+        /// its facts arrived in; the facts keep their own events (the family's purchase stays one
+        /// `purchase.recorded`, on the account that first recorded it).
         public static let purchaseTransferred = EventType(rawValue: "purchase.transferred")
 
         /// Every type this version emits.
@@ -200,6 +201,7 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Support's move: why; `nil` for a restore.
         public var reason: String?
 
+        /// Creates a value.
         public init(id: String, direction: Direction, from: AccountID, to: AccountID, actor: String?, reason: String?) {
             self.id = id
             self.direction = direction
