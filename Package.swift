@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "StoreGateReceipt", targets: ["StoreGateReceipt"]),
         .library(name: "StoreGateSignedData", targets: ["StoreGateSignedData"]),
         .library(name: "StoreGateAppStoreClient", targets: ["StoreGateAppStoreClient"]),
+        .library(name: "StoreGateOffers", targets: ["StoreGateOffers"]),
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
@@ -79,6 +80,17 @@ let package = Package(
         ),
         .target(
             name: "StoreGateSignedData",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // Signing subscription offers (StoreKit 1 promotional offers, StoreKit 2 JWS): key
+        // handling kept apart from the verifying modules, and free of NIO, so an app's own
+        // server can embed it.
+        .target(
+            name: "StoreGateOffers",
             dependencies: [
                 "StoreGateCore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -250,6 +262,7 @@ let package = Package(
             name: "StoreGateCLI",
             dependencies: [
                 "StoreGateCore",
+                "StoreGateOffers",
                 "StoreGateEvents",
                 "StoreGateReceipt",
                 "StoreGateSignedData",
@@ -316,10 +329,19 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "StoreGateOffersTests",
+            dependencies: [
+                "StoreGateCore", "StoreGateOffers",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "StoreGateLedgerTests",
             dependencies: [
                 "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
                 "StoreGateTestSupport",
+                "StoreGateEvents",  // the entitlement tracker, in the arrival-order property test
                 "StoreGateDevTools",  // the ledger-stress helper the process tests run
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

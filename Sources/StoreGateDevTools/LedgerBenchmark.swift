@@ -40,6 +40,10 @@ enum LedgerBenchmark {
                 for readers in [1, 2] {
                     try await query(sqlite, label: label, readers: readers, count: count, accounts: accounts, full: false)
                 }
+                for readers in [1, 2] {
+                    try await check(sqlite, label: label, readers: readers, count: count, accounts: accounts, catalog: Self.smallCatalog)
+                }
+                try await check(sqlite, label: label, readers: 1, count: count, accounts: accounts, catalog: Self.largeCatalog)
             }
             await sqlite.close()
         }
@@ -53,6 +57,8 @@ enum LedgerBenchmark {
         try await record(postgres, label: "postgres", writers: 16, range: 0..<count, accounts: accounts)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: true)
         try await query(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, full: false)
+        try await check(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, catalog: Self.smallCatalog)
+        try await check(postgres, label: "postgres", readers: 16, count: count, accounts: accounts, catalog: Self.largeCatalog)
         await postgres.close()
         print("          (postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
     }
@@ -130,6 +136,41 @@ enum LedgerBenchmark {
             }
         }
         let what = full ? "entitlements of an account" : "one consumable balance"
+        report(label, "\(what), \(readers) reader\(readers == 1 ? "" : "s")", count, seconds, latencies)
+    }
+
+    /// The app's entitlements as the workload's products suggest: pro (the features and the
+    /// subscription) and a coins currency.
+    static let smallCatalog = ProductCatalog(entitlements: [
+        "pro": EntitlementDefinition(products: (0..<7).map { "pro.feature.\($0)" } + ["pro.monthly"]),
+        "coins": EntitlementDefinition(currency: ["coins.0": 1, "coins.1": 10, "coins.2": 100]),
+    ])
+
+    /// A catalog of 1,000 products and 100 entitlements (the workload's among them).
+    static let largeCatalog: ProductCatalog = {
+        var catalog = smallCatalog
+        for index in 0..<1000 {
+            catalog.products["product.\(index)"] = ProductCatalog.Product(type: index % 3 == 0 ? .autoRenewable : .nonConsumable, subscriptionGroup: index % 3 == 0 ? "group.\(index % 10)" : nil)
+        }
+        for index in 0..<98 {
+            catalog.entitlements["entitlement.\(index)"] = EntitlementDefinition(products: (0..<10).map { "product.\((index * 10 + $0) % 1000)" })
+        }
+        return catalog
+    }()
+
+    /// The one-entitlement check an app makes per request: the account's holdings and grants,
+    /// derived through the catalog for one entitlement (as `GET …/entitlements/{entitlement}`).
+    private static func check(_ ledger: any Ledger, label: String, readers: Int, count: Int, accounts: Int, catalog: ProductCatalog) async throws {
+        let now = t0.addingTimeInterval(Double(count))
+        let (seconds, latencies) = try await measure(tasks: readers, indices: 0..<count) { index in
+            let account = try LedgerStressCommand.account("acct-\((index &* 2_654_435_761) % accounts)")
+            let holdings = try await ledger.entitlements(for: account, at: now)
+            let grants = try await ledger.grants(for: account)
+            guard EntitlementResolver.resolve("pro", holdings: holdings, catalog: catalog, grants: grants, at: now) != nil else {
+                throw CLIError("the catalog lost its pro entitlement")
+            }
+        }
+        let what = "one entitlement (\(catalog.entitlements.count) in catalog)"
         report(label, "\(what), \(readers) reader\(readers == 1 ? "" : "s")", count, seconds, latencies)
     }
 

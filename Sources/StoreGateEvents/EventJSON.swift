@@ -14,6 +14,16 @@ public enum EventJSON {
         return json.bytes
     }
 
+    static func write(_ item: EntitlementSnapshot.Item, to json: inout JSONWriter) {
+        json.object { json in
+            json.member("isActive", item.isActive)
+            json.member("expiresAt", item.expiresAt)
+            json.member("source", item.source?.rawValue)
+            json.member("productId", item.productId)
+            json.member("grantId", item.grantId)
+        }
+    }
+
     static func write(_ event: LedgerEvent, to json: inout JSONWriter) {
         json.object { json in
             json.member("id", event.id)
@@ -44,6 +54,18 @@ public enum EventJSON {
                     json.member("expiresAt", grant.expiresAt)
                     json.member("reason", grant.reason)
                     json.member("actor", grant.actor)
+                }
+            }
+            if let change = event.change {
+                json.key("change")
+                json.object { json in
+                    json.member("entitlement", change.entitlement)
+                    if let before = change.before {
+                        json.key("before")
+                        write(before, to: &json)
+                    }
+                    json.key("after")
+                    write(change.after, to: &json)
                 }
             }
             if let entitlement = event.entitlement {

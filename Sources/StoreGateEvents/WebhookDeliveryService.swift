@@ -6,58 +6,7 @@ public import StoreGateAppStoreClient
 public import StoreGateLedger
 public import StoreGateWorkers
 public import StoreGateCore
-
-/// One webhook endpoint: where the ledger's events are sent, signed with its secret.
-public struct WebhookEndpoint: Sendable, Hashable {
-    /// A name for logs, metrics and the deliveries API: 1...64 of `A-Z a-z 0-9 . _ -`.
-    public var name: String
-    /// An `https` URL (or `http`, for a receiver on the same host or network).
-    public var url: String
-    /// The HMAC secret (at least 16 bytes); never logged.
-    public var secret: String
-    /// The event types sent; `nil` sends every type.
-    public var types: Set<String>?
-
-    /// Validates an endpoint.
-    ///
-    /// - Throws: ``WebhookConfigurationError`` naming what is wrong.
-    public init(name: String, url: String, secret: String, types: Set<String>? = nil) throws(WebhookConfigurationError) {
-        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }) else {
-            throw WebhookConfigurationError("a webhook endpoint name has 1...64 characters from A-Z a-z 0-9 . _ -")
-        }
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["https", "http"].contains(scheme),
-              let host = parsed.host, !host.isEmpty, parsed.user == nil, parsed.password == nil
-        else {
-            throw WebhookConfigurationError("webhook endpoint '\(name)': the URL must be http(s)://host/… without credentials")
-        }
-        guard secret.utf8.count >= 16 else {
-            throw WebhookConfigurationError("webhook endpoint '\(name)': the secret has at least 16 bytes")
-        }
-        if let types, types.isEmpty {
-            throw WebhookConfigurationError("webhook endpoint '\(name)': an empty type filter would send nothing (leave it out to send every type)")
-        }
-        self.name = name
-        self.url = url
-        self.secret = secret
-        self.types = types
-    }
-}
-
-extension WebhookEndpoint {
-    /// Whether deliveries go over plain HTTP to a host other than this one.
-    public var sendsInClearOffHost: Bool {
-        guard let parsed = URL(string: url), parsed.scheme?.lowercased() == "http" else { return false }
-        return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(parsed.host?.lowercased() ?? "")
-    }
-}
-
-/// A webhook setting that cannot be used.
-public struct WebhookConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
+import Synchronization
 
 /// How deliveries are attempted and retried.
 public struct WebhookDeliveryPolicy: Sendable, Hashable {
@@ -79,6 +28,10 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
     /// How often the pending and failed deliveries are counted into the
     /// `storegate_webhook_deliveries{endpoint,status}` gauge.
     public var gaugeInterval: Duration = .seconds(10)
+    /// How long a deliverer trusts what it last read of an endpoint's state (enabled, or
+    /// disabled after a `410 Gone`) before reading the ledger again: an endpoint enabled again
+    /// by hand resumes on every instance within this time.
+    public var stateInterval: Duration = .seconds(2)
 
     public init() {}
 
@@ -111,21 +64,38 @@ public struct WebhookDeliveryPolicy: Sendable, Hashable {
 /// closes), so a receiver must treat the event `id` as an idempotency key. Each account's
 /// events are sent in order, one at a time; different accounts go concurrently. A delivery's
 /// lease outlives one attempt, so an instance killed mid-delivery hands it to the next one
-/// when the lease ends. Every request carries `StoreGate-Signature` (``WebhookSignature``),
-/// `StoreGate-Event-Id`, `StoreGate-Event-Type` and `StoreGate-Delivery-Attempt`.
+/// when the lease ends.
+///
+/// Every request is signed twice, with every secret of the endpoint: `StoreGate-Signature`
+/// (``WebhookSignature``, which Stripe's SDKs verify) and the Standard Webhooks headers
+/// `webhook-id`, `webhook-timestamp`, `webhook-signature` (``StandardWebhookSignature``), and
+/// carries `StoreGate-Event-Id`, `StoreGate-Event-Type` and `StoreGate-Delivery-Attempt`.
+///
+/// A receiver answering `410 Gone` disables its endpoint, as the Standard Webhooks
+/// specification recommends: the delivery stays pending (``DeliveryResult/held(next:status:error:)``),
+/// nothing more is sent to it (new events still become pending deliveries), the
+/// `storegate_webhook_endpoint_disabled{endpoint}` gauge reads 1 and an error is logged. The
+/// state lives in the ledger (``WebhookEndpointState``), so every instance stops and a restart
+/// does not resume; an operator enables it again (``WebhookEndpointState/enable(_:in:holder:now:)``,
+/// `POST /v1/webhooks/endpoints/{endpoint}/enable`), and each account's deliveries resume in order.
 public final class WebhookDeliveryService: Service, Sendable {
+    /// The store the service delivers from: the deliveries, and the endpoints' states.
+    public typealias Store = EventDeliveryStore & LeasedStateStore
+
     public let endpoints: [WebhookEndpoint]
     public let policy: WebhookDeliveryPolicy
     /// This deliverer's name in leases.
     public let holder: String
-    private let store: any EventDeliveryStore
+    private let store: any Store
     private let transport: any HTTPTransport
     private let logger: Logger
     private let metrics: any MetricsFactory
     private let now: @Sendable () -> Date
+    /// What this instance last read of each endpoint's state, and when.
+    private let states = Mutex<[String: (state: WebhookEndpointState, readAt: ContinuousClock.Instant)]>([:])
 
     public init(
-        store: any EventDeliveryStore, endpoints: [WebhookEndpoint], transport: any HTTPTransport, policy: WebhookDeliveryPolicy = WebhookDeliveryPolicy(),
+        store: any Store, endpoints: [WebhookEndpoint], transport: any HTTPTransport, policy: WebhookDeliveryPolicy = WebhookDeliveryPolicy(),
         holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -142,7 +112,8 @@ public final class WebhookDeliveryService: Service, Sendable {
     /// The workers: one per endpoint (fan out, claim, send; again at once while there is
     /// work, every ``WebhookDeliveryPolicy/pollInterval`` when idle, after a backoff of 200 ms
     /// doubling to 5 s while the ledger fails) and one keeping the
-    /// `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) current.
+    /// `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) and the
+    /// `storegate_webhook_endpoint_disabled{endpoint}` gauge current.
     public var workers: [any PeriodicWorker] {
         endpoints.map { EndpointWorker(service: self, endpoint: $0) } + [BacklogWorker(service: self)]
     }
@@ -153,7 +124,8 @@ public final class WebhookDeliveryService: Service, Sendable {
         try await PeriodicService.runAll(workers, logger: logger, metrics: metrics, now: now)
     }
 
-    /// Counts the pending and failed deliveries of every endpoint into the gauge, once.
+    /// Counts the pending and failed deliveries of every endpoint into the gauge, and records
+    /// which endpoints are disabled, once.
     public func recordBacklog() async throws(LedgerError) {
         let counts = try await store.deliveryCounts(of: [.pending, .failed])
         for endpoint in endpoints {
@@ -161,6 +133,11 @@ public final class WebhookDeliveryService: Service, Sendable {
                 Gauge(label: "storegate_webhook_deliveries", dimensions: [("endpoint", endpoint.name), ("status", status.rawValue)], factory: metrics)
                     .record(counts[endpoint.name]?[status] ?? 0)
             }
+        }
+        let disabled = try await WebhookEndpointState.all(in: store)
+        let readAt = ContinuousClock.now
+        for endpoint in endpoints {
+            remember(disabled[endpoint.name] ?? .enabled, of: endpoint, at: readAt)
         }
     }
 
@@ -194,43 +171,99 @@ public final class WebhookDeliveryService: Service, Sendable {
         }
     }
 
-    /// One round for `endpoint`: fans out new events, claims due deliveries and sends them.
+    /// One round for `endpoint`: fans out new events, then — unless the endpoint is disabled —
+    /// claims due deliveries and sends them. A `410 Gone` disables the endpoint.
     ///
     /// - Returns: How many events were fanned out or sent (0 when there was nothing to do).
     @discardableResult
     public func deliverOnce(_ endpoint: WebhookEndpoint) async throws(LedgerError) -> Int {
         let fanned = try await store.fanOut(endpoint: endpoint.name, types: endpoint.types, limit: maximumEventPage, now: now())
+        guard try await !state(of: endpoint).isDisabled else { return fanned }
         let lease = policy.attemptTimeout + policy.leaseMargin
         let claimed = try await store.claim(endpoint: endpoint.name, now: now(), limit: policy.batchSize, lease: lease, holder: holder)
         guard !claimed.isEmpty else { return fanned }
-        let results = await withTaskGroup(of: (Int64, DeliveryResult).self) { group in
+        let results = await withTaskGroup(of: (ClaimedDelivery, DeliveryResult).self) { group in
             for delivery in claimed {
-                group.addTask { (delivery.event.sequence, await self.attempt(delivery, to: endpoint)) }
+                group.addTask { (delivery, await self.attempt(delivery, to: endpoint)) }
             }
-            var results: [(Int64, DeliveryResult)] = []
+            var results: [(ClaimedDelivery, DeliveryResult)] = []
             for await result in group { results.append(result) }
             return results
         }
-        try await store.complete(endpoint: endpoint.name, results: results.map { (sequence: $0.0, result: $0.1) }, holder: holder, at: now())
+        let gone = results.compactMap { delivery, result -> ClaimedDelivery? in
+            if case .held = result { return delivery }
+            return nil
+        }.min { $0.event.sequence < $1.event.sequence }
+        if gone != nil {
+            // Before recording: this instance sends nothing more to it from now on.
+            remember(.disabled(nil), of: endpoint, at: ContinuousClock.now)
+        }
+        try await store.complete(
+            endpoint: endpoint.name, results: results.map { (sequence: $0.0.event.sequence, result: $0.1) }, holder: holder, at: now()
+        )
+        if let gone {
+            try await disable(endpoint, after: gone)
+        }
         return fanned + claimed.count
+    }
+
+    /// Where `endpoint` stands: what this instance last read, or the ledger's answer when that
+    /// is older than ``WebhookDeliveryPolicy/stateInterval``.
+    public func state(of endpoint: WebhookEndpoint) async throws(LedgerError) -> WebhookEndpointState {
+        let started = ContinuousClock.now
+        if let known = states.withLock({ $0[endpoint.name] }), started - known.readAt < policy.stateInterval {
+            return known.state
+        }
+        let state = try await WebhookEndpointState.of(endpoint.name, in: store)
+        remember(state, of: endpoint, at: started)
+        return state
+    }
+
+    /// Keeps what was read of `endpoint`'s state, and the gauge; logs a change seen here.
+    private func remember(_ state: WebhookEndpointState, of endpoint: WebhookEndpoint, at readAt: ContinuousClock.Instant) {
+        let previous = states.withLock { states in
+            defer { states[endpoint.name] = (state, readAt) }
+            return states[endpoint.name]?.state
+        }
+        Gauge(label: "storegate_webhook_endpoint_disabled", dimensions: [("endpoint", endpoint.name)], factory: metrics)
+            .record(state.isDisabled ? 1 : 0)
+        if previous?.isDisabled == true, !state.isDisabled {
+            logger.notice("a disabled webhook endpoint was enabled again; its deliveries resume", metadata: ["endpoint": "\(endpoint.name)"])
+        }
+    }
+
+    /// Records in the ledger that `endpoint` answered 410 to `delivery`, and says so.
+    private func disable(_ endpoint: WebhookEndpoint, after delivery: ClaimedDelivery) async throws(LedgerError) {
+        let at = now()
+        let disabling = WebhookEndpointDisabling(disabledAt: at, status: 410, sequence: delivery.event.sequence, eventId: delivery.event.id, holder: holder)
+        let recorded = try await WebhookEndpointState.disable(endpoint.name, disabling, in: store, holder: holder, now: at)
+        remember(.disabled(disabling), of: endpoint, at: ContinuousClock.now)
+        logger.error("a webhook endpoint answered 410 Gone and is disabled: nothing more is sent to it until it is enabled again by hand", metadata: [
+            "endpoint": "\(endpoint.name)", "sequence": "\(delivery.event.sequence)", "event.id": "\(delivery.event.id)",
+            "recorded": "\(recorded)",
+        ])
     }
 
     /// Sends one delivery once.
     func attempt(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint) async -> DeliveryResult {
         let event = delivery.event
         let body = EventJSON.encode(event)
-        let request = TransportRequest(
-            method: "POST", url: endpoint.url,
-            headers: [
-                .init("Content-Type", "application/json"),
-                .init("User-Agent", "StoreGate-Webhooks/1"),
-                .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secret: endpoint.secret, at: now())),
-                .init("StoreGate-Event-Id", event.id),
-                .init("StoreGate-Event-Type", event.type.rawValue),
-                .init("StoreGate-Delivery-Attempt", String(delivery.attempts + 1)),
-            ],
-            body: body
-        )
+        let sent = now()
+        let standard = StandardWebhookSignature.headers(id: event.id, body: body, secrets: endpoint.secrets, at: sent)
+        var headers: [TransportRequest.Header] = [
+            .init("Content-Type", "application/json"),
+            .init("User-Agent", "StoreGate-Webhooks/1"),
+            .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secrets: endpoint.secrets, at: sent)),
+        ]
+        for field in standard.fields {
+            headers.append(.init(field.name, field.value))
+        }
+        headers += [
+            .init("StoreGate-Event-Id", event.id),
+            .init("StoreGate-Event-Type", event.type.rawValue),
+            .init("StoreGate-Delivery-Attempt", String(delivery.attempts + 1)),
+        ]
+        let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
         let started = ContinuousClock.now
         let status: Int?
         let problem: String
@@ -239,6 +272,10 @@ public final class WebhookDeliveryService: Service, Sendable {
             if (200..<300).contains(response.status) {
                 count(endpoint, "delivered", since: started)
                 return .delivered(status: response.status)
+            }
+            if response.status == 410 {
+                count(endpoint, "disabled", since: started)
+                return .held(next: now(), status: 410, error: "HTTP 410: the endpoint is disabled until it is enabled again")
             }
             status = response.status
             problem = "HTTP \(response.status)"

@@ -9,8 +9,13 @@ import StoreGateCore
 /// where `t` is the sending time in Unix seconds and `v1` is the lowercase hexadecimal
 /// HMAC-SHA256, keyed by the endpoint's secret, of `"\(t)." + body`. A receiver recomputes it
 /// over the raw body bytes, compares in constant time, and refuses a `t` older than a few
-/// minutes (a replayed delivery). During a secret rotation a header may carry several `v1`.
+/// minutes (a replayed delivery). An endpoint with several secrets (a rotation) sends one `v1`
+/// per secret; any one matching is enough.
 /// Every attempt is signed anew, with its own `t`; the event's `id` stays the same.
+///
+/// The format is Stripe's `Stripe-Signature`, so Stripe's SDKs verify it
+/// (`stripe.WebhookSignature.verify_header(body, header, secret)`), keyed by the secret's text as
+/// configured. Deliveries also carry the Standard Webhooks headers (``StandardWebhookSignature``).
 public enum WebhookSignature {
     /// The header's name.
     public static let headerName = "StoreGate-Signature"
@@ -37,6 +42,15 @@ public enum WebhookSignature {
     public static func header(body: some Collection<UInt8>, secret: String, at date: Date) -> String {
         let timestamp = Int64(date.timeIntervalSince1970.rounded(.down))
         return "t=\(timestamp),v1=\(Hex.encode(mac(body: body, secret: secret, timestamp: timestamp)))"
+    }
+
+    /// The header value for `body` sent at `date`, with one `v1` per secret (in their order),
+    /// keyed by each secret's configured text: `t=…,v1=…,v1=…`.
+    public static func header(body: some Collection<UInt8>, secrets: [WebhookSecret], at date: Date) -> String {
+        let timestamp = Int64(date.timeIntervalSince1970.rounded(.down))
+        let bytes = Array(body)
+        return (["t=\(timestamp)"] + secrets.map { "v1=" + Hex.encode(mac(body: bytes, secret: $0.text, timestamp: timestamp)) })
+            .joined(separator: ",")
     }
 
     /// Checks a received header against the raw body.

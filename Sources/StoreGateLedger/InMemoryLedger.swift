@@ -33,6 +33,8 @@ public actor InMemoryLedger: Ledger {
     private var grantRows: [AccountID: [(grant: EntitlementGrant, digest: String, expiryEmitted: Bool)]] = [:]
     /// Families moved between accounts, in order, with the consumed units that went along.
     private var transferRows: [TransferRow] = []
+    /// What the entitlement tracker last announced, by account.
+    private var entitlementSnapshots: [AccountID: EntitlementSnapshot] = [:]
     private var isClosed = false
 
     /// Creates an empty ledger.
@@ -252,6 +254,30 @@ public actor InMemoryLedger: Ledger {
         grantRows[account]?[index].grant = grant
         append([GrantPlanner.revoked(grant, recordedAt: configuration.now())])
         return grant
+    }
+
+    public func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
+        try checkOpen()
+        var found: [AccountID: EntitlementSnapshot] = [:]
+        for account in accounts { found[account] = entitlementSnapshots[account] }
+        return found
+    }
+
+    public func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID] {
+        try checkOpen()
+        return entitlementSnapshots.compactMap { account, snapshot in snapshot.nextCheckAt.flatMap { $0 <= date ? ($0, account) : nil } }
+            .sorted { ($0.0, $0.1.rawValue) < ($1.0, $1.1.rawValue) }.prefix(max(0, limit)).map(\.1)
+    }
+
+    public func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try checkOpen()
+        guard let state = leasedStates[batch.placeName], state.holder == holder else { return false }
+        for (account, snapshot) in batch.snapshots { entitlementSnapshots[account] = snapshot }
+        append(batch.events)
+        leasedStates[batch.placeName] = LeasedState(
+            name: batch.placeName, value: batch.placeValue, holder: holder, leaseUntil: now.addingTimeInterval(lease.seconds).ledgerNormalized, updatedAt: now
+        )
+        return true
     }
 
     public func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] {

@@ -131,6 +131,25 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     @discardableResult
     func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome
 
+    /// What was last announced of each account's entitlements (accounts never announced are
+    /// absent).
+    ///
+    /// - Throws: ``LedgerError/Code/corruptState`` for a snapshot that does not decode, or a
+    ///   storage error.
+    func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot]
+
+    /// Accounts whose entitlements change by time alone at or before `date` (a snapshot's
+    /// ``EntitlementSnapshot/nextCheckAt``), earliest first, at most `limit`.
+    func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID]
+
+    /// Commits an entitlement tracker's batch in one transaction: stores the snapshots, appends
+    /// the events, and saves the tracker's place — only while `holder` still holds the lease on
+    /// the place (``LeasedStateStore``): a tracker that lost its lease commits nothing, so each
+    /// change is announced once however many instances track.
+    ///
+    /// - Returns: Whether it was committed.
+    func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool
+
     /// The outbox: events stored after `sequence`, in sequence order, at most `limit`.
     ///
     /// Every change the ledger makes appends its ``LedgerEvent``s in the same database
@@ -162,7 +181,7 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning
 
     /// Appends the changes that time alone made up to `date` — a subscription period or grace
-    /// period ending (``SubscriptionClock``), a grant reaching its end (`grant.expired`) — for
+    /// period ending (`SubscriptionClock`), a grant reaching its end (`grant.expired`) — for
     /// at most `limit` families and at most `limit` grants whose moment has passed, in one
     /// transaction. Each is appended once, however many instances call this at once.
     ///

@@ -112,6 +112,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - productId: The product concerned, if any.
     ///   - available: The available balance, for ``Code/insufficientBalance``.
     ///   - isRetryable: Whether the same call may succeed later.
+    ///   - file: The source file that raises it (the caller's, by default).
+    ///   - line: The source line that raises it (the caller's, by default).
     public init(
         _ code: Code,
         reason: String,

@@ -353,11 +353,6 @@ enum ConsumeWithEventSQL: LedgerStatementSQL {
     static let sql = "SELECT * FROM ledger_consume_v2($1, $2, $3, $4, $5, $6, $7)"
 }
 
-enum SequenceEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_sequence_events_v2"
-    static let sql = "SELECT ledger_sequence_events_v2(10000)"
-}
-
 enum SnapshotXmaxSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_snapshot_xmax_v2"
     static let sql = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"

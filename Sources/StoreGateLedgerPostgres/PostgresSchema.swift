@@ -207,7 +207,11 @@ enum PostgresSchema {
             "CREATE INDEX ledger_grants_account ON ledger_grants (account_id, starts_at)",
             "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE NOT expiry_emitted AND revoked_at IS NULL",
         ]),
-        Migration(version: 10, description: "purchase transfers between accounts; ledger_apply_v5 moves families", statements: [
+        Migration(version: 11, description: "entitlement snapshots (what entitlement.changed last announced)", statements: [
+            "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
+            "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
+        ]),
+        Migration(version: 12, description: "purchase transfers between accounts; ledger_apply_v5 moves families", statements: [
             // One row per move of a family: the audit (who, why, from where) and the consumed
             // units of the old owner that went with a consumable, which the integrity check adds
             // to the consumptions behind each balance. The owner itself is the family's row.

@@ -309,7 +309,11 @@ enum SQLiteSchema {
             // The clock's look-up of the grants that reached their end and were not announced.
             "CREATE INDEX ledger_grants_due ON ledger_grants (expires_at) WHERE expiry_emitted = 0 AND revoked_at IS NULL",
         ]),
-        Migration(version: 10, description: "purchase transfers between accounts", statements: [
+        Migration(version: 11, description: "entitlement snapshots (what entitlement.changed last announced)", statements: [
+            "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at INTEGER) WITHOUT ROWID",
+            "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
+        ]),
+        Migration(version: 12, description: "purchase transfers between accounts", statements: [
             // One row per move of a family: the audit (who, why, from where) and the consumed
             // units of the old owner that went with a consumable, which the integrity check adds
             // to the consumptions behind each balance. The owner itself is the family's row.

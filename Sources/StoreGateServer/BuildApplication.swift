@@ -4,6 +4,7 @@ public import Hummingbird
 public import Logging
 import NIOCore
 import ServiceLifecycle
+import StoreGateCore
 import StoreGateEvents
 import StoreGateSync
 public import StoreGateLedger
@@ -114,6 +115,11 @@ public func buildApplication(
     if let retention = configuration.eventsRetention {
         ledgerWorkers.append(EventRetentionService(ledger: ledger, retention: retention, logger: logger, now: now))
     }
+    // entitlement.changed: the catalog's entitlements announced as they flip or move.
+    let tracker = EntitlementTracker(
+        ledger: ledger, catalog: { catalog.current }, holder: "storegate-\(UUID().uuidString.lowercased())", logger: logger, now: now
+    )
+    ledgerWorkers.append(tracker)
     app.addServices(WorkerGroup(ledgerWorkers, gate: gate, registry: workers, logger: logger, metrics: metrics.instrumentFactory))
     if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger) {
         app.addServices(webhooks)
@@ -124,19 +130,40 @@ public func buildApplication(
     let firstSight = sync?.firstSight
     app.beforeServerStarts {
         try await opened.prepare()
-        // Before the first request: every purchase recorded from now on is after its place.
-        if let firstSight {
+        // Before the first request: every fact recorded from now on is after the followers' places.
+        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace)] {
+            guard let initialize else { continue }
             do throws(LedgerError) {
-                try await firstSight.initializePlace()
+                // A busy database may miss one operation's deadline at start-up: try for 15 s, as
+                // reaching it may take.
+                try await retryingStorage(for: .seconds(15)) { () throws(LedgerError) in try await initialize() }
+            } catch where error.code == .closed {
+                // An application run again after its ledger closed (a test): nothing to follow.
+                logger.warning("a follower's place was not set: the ledger is closed", metadata: ["follower": "\(name)"])
             } catch {
                 throw ConfigurationError(
-                    ServerConfiguration.Setting.database.rawValue, "cannot set the first-sight refresh's place in the ledger: \(error.code): \(error.reason)"
+                    ServerConfiguration.Setting.database.rawValue, "cannot set the \(name)'s place in the ledger: \(error.code): \(error.reason)"
                 )
             }
         }
         gate.open()
     }
     return app
+}
+
+/// Runs `body`, again after a storage failure (with a growing pause) until `limit` has passed.
+private func retryingStorage(for limit: Duration, _ body: () async throws(LedgerError) -> Void) async throws(LedgerError) {
+    let deadline = ContinuousClock.now + limit
+    let backoff = Backoff(first: .milliseconds(100), maximum: .seconds(2))
+    var failures = 0
+    while true {
+        do throws(LedgerError) {
+            return try await body()
+        } catch where error.code == .storage && ContinuousClock.now < deadline {
+            failures += 1
+            try? await Task.sleep(for: backoff.delay(afterFailures: failures))
+        }
+    }
 }
 
 /// Every route the application serves: the API's and the console's.

@@ -63,8 +63,12 @@ public final class AppleStandIn: Sendable {
         var notificationURLs: [AppStoreEnvironment: String] = [:]
         var testDeliveries: [String: [(date: Date, result: String)]] = [:]
         var consumptionRequests: [ConsumptionCall] = []
+        var consumptionRefusals: [ConsumptionRefusalCall] = []
         var notificationDates: [String: Int64] = [:]
         var notificationWindows: [String: [String]] = [:]
+        var finishedTransactions: [FinishedTransaction] = []
+        var extensionAnswers: [String: [UInt8]] = [:]
+        var massExtensions: [String: MassExtensionRecord] = [:]
     }
 
     let state = Mutex(State())
@@ -253,6 +257,7 @@ public final class AppleStandIn: Sendable {
         let router = Router(context: BasicRequestContext.self)
         addVerifyReceiptRoutes(to: router)
         addServerAPIRoutes(to: router)
+        addPurchaseRoutes(to: router)
         return router
     }
 }

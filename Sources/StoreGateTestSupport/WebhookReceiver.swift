@@ -7,8 +7,9 @@ import StoreGateEvents
 import Synchronization
 
 /// A webhook receiver on 127.0.0.1 (port 0) for tests and benchmarks: it checks each
-/// delivery's signature, remembers what arrived, and answers as its ``Mode`` says — healthy,
-/// or failing, timing out and answering slowly at random.
+/// delivery's signatures (`StoreGate-Signature` and the Standard Webhooks headers) with its one
+/// secret, remembers what arrived, and answers as its ``Mode`` says — healthy, failing, timing
+/// out and answering slowly at random, or `410 Gone`.
 public final class WebhookReceiver: Sendable {
     /// How the receiver answers.
     public enum Mode: Sendable {
@@ -18,6 +19,8 @@ public final class WebhookReceiver: Sendable {
         /// `stall` (past the sender's timeout: the sender retries what the receiver took),
         /// `slow` answer 200 after `slowDelay`.
         case chaos(failures: Double, stalls: Double, stall: Duration, slow: Double, slowDelay: Duration)
+        /// 410 Gone at once: the receiver wants no more deliveries.
+        case gone
     }
 
     /// One request as it arrived.
@@ -28,6 +31,9 @@ public final class WebhookReceiver: Sendable {
         public var type: String
         /// Whether `StoreGate-Signature` verified over the raw body.
         public var signatureValid: Bool
+        /// Whether the Standard Webhooks headers verified over the raw body (and `webhook-id`
+        /// is the event's id).
+        public var standardSignatureValid: Bool
         /// The status the receiver answered.
         public var status: Int
         /// The `StoreGate-Delivery-Attempt` header.
@@ -95,11 +101,21 @@ public final class WebhookReceiver: Sendable {
         let signature = headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""
         let valid = (try? WebhookSignature.verify(header: signature, body: body, secret: secret)) != nil
         let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        let webhookId = headers[HTTPField.Name(StandardWebhookSignature.idHeaderName)!] ?? ""
+        var standardValid = false
+        if let key = try? WebhookSecret(secret), webhookId == object["id"] as? String {
+            standardValid = (try? StandardWebhookSignature.verify(
+                id: webhookId, timestamp: headers[HTTPField.Name(StandardWebhookSignature.timestampHeaderName)!] ?? "",
+                signature: headers[HTTPField.Name(StandardWebhookSignature.signatureHeaderName)!] ?? "", body: body, secret: key
+            )) != nil
+        }
         let attempt = headers[HTTPField.Name("StoreGate-Delivery-Attempt")!].flatMap { Int($0) } ?? 0
         let mode = state.withLock { $0.mode }
         var status = 200
         var delay: Duration?
-        if case .chaos(let failures, let stalls, let stall, let slow, let slowDelay) = mode {
+        if case .gone = mode {
+            status = 410
+        } else if case .chaos(let failures, let stalls, let stall, let slow, let slowDelay) = mode {
             let roll = Double.random(in: 0..<1)
             if roll < failures {
                 status = 500
@@ -113,7 +129,7 @@ public final class WebhookReceiver: Sendable {
             $0.received.append(Received(
                 id: object["id"] as? String ?? "", sequence: (object["sequence"] as? NSNumber)?.int64Value ?? 0,
                 account: object["account"] as? String ?? "", type: object["type"] as? String ?? "",
-                signatureValid: valid, status: status, attempt: attempt
+                signatureValid: valid, standardSignatureValid: standardValid, status: status, attempt: attempt
             ))
         }
         if let delay { try? await Task.sleep(for: delay) }

@@ -1,6 +1,8 @@
 import Foundation
 import PropertyBased
 import StoreGateCore
+import Logging
+import StoreGateEvents
 import StoreGateLedger
 import Testing
 
@@ -97,33 +99,64 @@ extension LedgerTests {
         }
 
         /// What one arrival order produced: each transaction's event types (its gain first),
-        /// and the account's entitlements at the end.
+        /// the account's entitlements at the end, and the catalog's entitlements replayed from
+        /// `entitlement.changed` alone.
         struct Outcome: Equatable, Sendable {
             var types: [String: [String]]
             var entitlements: Entitlements
+            var replayed: [String: String]
         }
 
+        /// What a consumer of entitlement.changed knows of an entitlement: active until when, or not.
+        static func state(_ item: EntitlementSnapshot.Item?) -> String {
+            guard let item, item.isActive else { return "inactive" }
+            return "active until \(item.expiresAt.map { "\($0.ledgerMilliseconds)" } ?? "never")"
+        }
+
+        /// The app's entitlements in these stories.
+        static let catalog = ProductCatalog(entitlements: [
+            "pro": EntitlementDefinition(products: ["pro.monthly", "pro.yearly"]),
+            "lifetime": EntitlementDefinition(products: ["pro.lifetime"]),
+            "gems": EntitlementDefinition(currency: ["coins": 5]),
+        ])
+
         /// Family-level events (a state computed at the time of recording) are not facts of one
-        /// transaction: which of them appear depends on when the facts arrived.
+        /// transaction: which of them appear depends on when the facts arrived; nor are the
+        /// entitlement changes (compared by their replay).
         static let familyLevel: Set<LedgerEvent.EventType> = [
             .subscriptionStateChanged, .autoRenewEnabled, .autoRenewDisabled, .renewalProductChanged,
         ]
 
         static func outcome(_ deliveries: [Delivery], on backend: LedgerBackend) async throws -> Outcome {
             try await backend.withLedger { ledger async throws in
+                // The tracker looks after every delivery, as a running service's would (on
+                // PostgreSQL once at the end: numbering the stream waits for every older
+                // transaction of the server the other tests share).
+                let tracker = EntitlementTracker(
+                    ledger: ledger, catalog: { Self.catalog }, holder: "tracker", logger: Logger(label: "test.tracker"), now: { Purchases.date(60) }
+                )
+                try await tracker.initializePlace()
+                let trackEach = backend.kind != .postgres
                 for delivery in deliveries {
                     switch delivery {
                     case .record(let transactions): try await ledger.record(Purchases.proof(transactions), for: alice)
                     case .notify(let notification): try await ledger.apply(notification)
                     }
+                    if trackEach { while try await tracker.track() {} }
                 }
+                try await Events.settle(ledger)
+                while try await tracker.track() { try await Events.settle(ledger) }
                 var types: [String: [String]] = [:]
+                var announced: [String: EntitlementSnapshot.Item] = [:]
                 var after: Int64 = 0
                 while true {
                     let page = try await ledger.events(after: after, limit: 100)
                     guard let last = page.last else { break }
                     after = last.sequence
-                    for event in page where !familyLevel.contains(event.type) {
+                    for event in page where event.type == .entitlementChanged {
+                        if let change = event.change { announced[change.entitlement] = change.after }
+                    }
+                    for event in page where !familyLevel.contains(event.type) && event.type != .entitlementChanged {
                         types[event.transactionId ?? "-", default: []].append(event.type.rawValue)
                     }
                 }
@@ -132,7 +165,14 @@ extension LedgerTests {
                 types = types.mapValues { [$0[0]] + $0.dropFirst().sorted() }
                 var entitlements = try await ledger.entitlements(for: alice, at: Purchases.date(60))
                 entitlements.date = Purchases.date(60)
-                return Outcome(types: types, entitlements: entitlements)
+                // Replaying entitlement.changed alone gives the catalog's entitlements now.
+                let resolved = EntitlementResolver.resolve(entitlements, catalog: Self.catalog, at: Purchases.date(60))
+                var replayed: [String: String] = [:]
+                for entitlement in resolved {
+                    replayed[entitlement.identifier] = Self.state(announced[entitlement.identifier])
+                    #expect(replayed[entitlement.identifier] == Self.state(EntitlementSnapshot.Item(entitlement)), "\(entitlement.identifier)")
+                }
+                return Outcome(types: types, entitlements: entitlements, replayed: replayed)
             }
         }
 

@@ -28,7 +28,7 @@ struct AccountEndpointTests {
 
     @Test("an account's entitlements answer in the catalog's words; one entitlement is checked on its own; an unknown one is 404")
     func catalogEntitlements() async throws {
-        let (app, _) = TestData.application(try TestData.configuration())
+        let (app, _) = TestData.application(try TestData.entitlementsConfiguration())
         try await app.test(.router) { client in
             let before = try await client.send(.get, "/v1/accounts/erin/entitlements/premium", key: TestData.readerKey)
             #expect(before.status == .ok)

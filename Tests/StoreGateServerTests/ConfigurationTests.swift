@@ -67,6 +67,7 @@ struct ConfigurationTests {
             "STOREGATE_CONSUMPTION": "consented",
             "STOREGATE_CONSUMPTION_SAMPLE_CONTENT": "on",
             "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "grant_prorated",
+            "STOREGATE_CONSUMPTION_REFUND_POLICY": "consumed>=80%:decline; age<7d:grant_full",
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -94,6 +95,7 @@ struct ConfigurationTests {
         #expect(configuration.consumption.customerConsented)
         #expect(configuration.consumption.sampleContentProvided)
         #expect(configuration.consumption.refundPreference == .grantProrated)
+        #expect(configuration.consumption.refundPolicy?.description == "consumed>=80%:decline; age<7d:grant_full")
         #expect(configuration.webhooks.first?.types == ["transaction.revoked"])
         #expect(configuration.startupWarnings.contains { $0.contains("webhook endpoint 'backend' is plain http") })
         let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -140,8 +142,12 @@ struct ConfigurationTests {
         ("STOREGATE_CONSUMPTION", "on"),
         ("STOREGATE_CONSUMPTION_SAMPLE_CONTENT", "sometimes"),
         ("STOREGATE_CONSUMPTION_REFUND_PREFERENCE", "grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "consumed>=50%:grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "decline"),
         ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_PRODUCTION", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_SANDBOX", "https://user:pw@api.example.com"),
     ]
 
     @Test("a bad value stops start-up with one line naming the setting and its flag", arguments: invalid)
@@ -224,6 +230,13 @@ struct ConfigurationTests {
         #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef", "types": []}]}"#,
         #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef", "extra": 1}]}"#,
         #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef"}, {"name": "a", "url": "https://y/h", "secret": "whsec_0123456789abcdef"}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secrets": []}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secrets": "whsec_0123456789abcdef"}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secrets": ["whsec_0123456789abcdef", 7]}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secrets": ["whsec_0123456789abcdef", "short"]}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secrets": ["whsec_0123456789abcdef", "whsec_0123456789abcdef"]}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": "whsec_0123456789abcdef", "secrets": ["plain-secret-0123456789"]}]}"#,
+        #"{"endpoints": [{"name": "a", "url": "https://x/h", "secret": 12345678901234567890}]}"#,
     ])
     func badWebhooksFile(_ text: String) throws {
         let file = try TemporaryFiles.file(Array(text.utf8), name: "webhooks.json", prefix: "webhooks")
@@ -234,6 +247,30 @@ struct ConfigurationTests {
         } catch {
             #expect(error.setting == "STOREGATE_WEBHOOKS_FILE", "\(error)")
         }
+    }
+
+    @Test("a webhooks file gives an endpoint several secrets (a rotation) or one, and warns about a whsec_ secret that is not base64 or a short key")
+    func webhookSecrets() throws {
+        let text = #"""
+            {"endpoints": [
+              {"name": "rotating", "url": "https://x/h", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain-secret-0123456789"]},
+              {"name": "single", "url": "https://y/h", "secret": "whsec_not-base64-0123456789"},
+              {"name": "short", "url": "https://z/h", "secrets": ["whsec_0123456789abcdef"]}
+            ]}
+            """#
+        let file = try TemporaryFiles.file(Array(text.utf8), name: "webhooks.json", prefix: "webhooks")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configuration = try ServerConfiguration.load(environment: ["STOREGATE_WEBHOOKS_FILE": file.path])
+        #expect(configuration.webhooks.map(\.name) == ["rotating", "single", "short"])
+        #expect(configuration.webhooks[0].secrets.map(\.form) == [.standard, .plain])
+        #expect(configuration.webhooks[0].secrets.map(\.text) == ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain-secret-0123456789"])
+        #expect(configuration.webhooks[1].secrets.map(\.form) == [.plain])
+        #expect(configuration.webhooks[2].secrets.map(\.standardKey.count) == [12])
+        let warnings = configuration.startupWarnings
+        #expect(warnings.contains { $0.contains("webhook endpoint 'single'") && $0.contains("not base64") })
+        #expect(warnings.contains { $0.contains("webhook endpoint 'short'") && $0.contains("12 bytes") })
+        #expect(!warnings.contains { $0.contains("'rotating'") })
+        #expect(!warnings.contains { $0.contains("not-base64") || $0.contains("0123456789abcdef") || $0.contains("MfKQ9r8") })
     }
 
     @Test("event retention is off by default, whole days from 7, and refused below (webhooks retry for 3)", arguments: [
@@ -249,5 +286,23 @@ struct ConfigurationTests {
             }
             #expect(error.setting == "STOREGATE_EVENTS_RETENTION_DAYS")
         }
+    }
+
+    @Test("the refund policy is off by default and with none; the fixed preference keeps working beside it")
+    func refundPolicy() throws {
+        #expect(try ServerConfiguration.load(environment: [:]).consumption.refundPolicy == nil)
+        #expect(try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "none"]).consumption.refundPolicy == nil)
+        let both = try ServerConfiguration.load(environment: [
+            "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "decline", "STOREGATE_CONSUMPTION_REFUND_POLICY": "type=consumable & consumed<10%:grant_full",
+        ])
+        #expect(both.consumption.refundPreference == .decline)
+        #expect(both.consumption.refundPolicy?.rules == [
+            ConsumptionRefundPolicy.Rule([.productType(equals: true, .consumable), .consumed(.less, milliunits: 10_000)], .grantFull),
+        ])
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "*:decline; age<7y:grant_full"])
+        }
+        #expect(error.description.contains("rule 2"), "\(error)")
+        #expect(ServerConfiguration.Setting.consumptionRefundPolicy.flag == "--consumption-refund-policy")
     }
 }

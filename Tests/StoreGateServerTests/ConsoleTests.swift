@@ -127,7 +127,7 @@ struct ConsoleTests {
 
     @Test("the account page shows entitlements first; the grant form grants in the key's name, the revoke button revokes; both are CSRF-checked and need grants.manage")
     func grantForm() async throws {
-        var configuration = try TestData.configuration()
+        var configuration = try TestData.entitlementsConfiguration()
         var keys = configuration.apiKeys
         try keys.add(name: "viewer", secret: "viewer-key-0123456789abcdef", permissions: [.console])
         configuration.apiKeys = keys

@@ -178,6 +178,16 @@ final class SlowLedger: Ledger {
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
     func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome { try await base.transfer(request) }
 
+    func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
+        try await base.entitlementSnapshots(for: accounts)
+    }
+    func accountsWithEntitlementsDue(at date: Date, limit: Int) async throws(LedgerError) -> [AccountID] {
+        try await base.accountsWithEntitlementsDue(at: date, limit: limit)
+    }
+    func commitEntitlementChanges(_ batch: EntitlementChangeBatch, holder: String, now: Date, lease: Duration) async throws(LedgerError) -> Bool {
+        try await base.commitEntitlementChanges(batch, holder: holder, now: now, lease: lease)
+    }
+
     // Deliveries and leased states: the base's.
     func fanOut(endpoint: String, types: Set<String>?, limit: Int, now: Date) async throws(LedgerError) -> Int {
         try await base.fanOut(endpoint: endpoint, types: types, limit: limit, now: now)

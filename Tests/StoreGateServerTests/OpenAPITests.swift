@@ -8,6 +8,7 @@ import Testing
 import Hummingbird
 import Logging
 import StoreGateLedger
+import StoreGateEvents
 import StoreGateWorkers
 
 @testable import StoreGateServer
@@ -149,8 +150,10 @@ struct OpenAPITests {
     @Test("the live server's replies match it, for every endpoint and error", .enabled(if: OpenAPITools.shouldRun, Comment(rawValue: OpenAPITools.skipMessage)))
     func repliesMatch() async throws {
         try #require(OpenAPITools.isAvailable, Comment(rawValue: OpenAPITools.skipMessage))
-        var configuration = try TestData.configuration()
+        var configuration = try TestData.entitlementsConfiguration()
         configuration.maxBodyBytes = 64 << 10
+        // An endpoint no event is for (its type filter matches none): its state is read and enabled below.
+        configuration.webhooks = [try WebhookEndpoint(name: "app", url: "http://127.0.0.1:9/hook", secret: "plain-secret-0123456789", types: ["none"])]
         let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
         let recorder = ExchangeRecorder()
         let receipt = try TestData.receipt(transactionPrefix: "81000000")
@@ -242,6 +245,12 @@ struct OpenAPITests {
             let redeliver = "/v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver"
             try await call(.post, "/v1/webhooks/deliveries/app/999/redeliver", redeliver)
             try await call(.post, "/v1/webhooks/deliveries/app/x/redeliver", redeliver)
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints")
+            try await call(.get, "/v1/webhooks/endpoints", "/v1/webhooks/endpoints", key: TestData.readerKey)
+            let enable = "/v1/webhooks/endpoints/{endpoint}/enable"
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/nope/enable", enable)
+            try await call(.post, "/v1/webhooks/endpoints/app/enable", enable, key: nil)
             try await call(.get, "/v1/sync/status", "/v1/sync/status")
             try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
             let refresh = "/v1/accounts/{account}/refresh"

@@ -53,16 +53,22 @@ enum TestData {
         try keys.add(name: "full", secret: fullKey)
         try keys.add(name: "reader", secret: readerKey, permissions: [.entitlementsRead])
         configuration.apiKeys = keys
-        configuration.catalog = ProductCatalog(
-            products: [
-                coins: .init(type: .consumable),
-                pro: .init(type: .nonConsumable),
-            ],
-            entitlements: [
-                "premium": EntitlementDefinition(products: [pro, monthly]),
-                "gems": EntitlementDefinition(currency: [coins: 10]),
-            ]
-        )
+        configuration.catalog = ProductCatalog(products: [
+            coins: .init(type: .consumable),
+            pro: .init(type: .nonConsumable),
+        ])
+        return configuration
+    }
+
+    /// ``configuration(apps:environments:)`` with the app's entitlements in the catalog:
+    /// "premium" from the pro purchase or the monthly subscription, "gems" counting coins (10 a
+    /// unit). Its application announces entitlement changes in the event stream.
+    static func entitlementsConfiguration() throws -> ServerConfiguration {
+        var configuration = try self.configuration()
+        configuration.catalog.entitlements = [
+            "premium": EntitlementDefinition(products: [pro, monthly]),
+            "gems": EntitlementDefinition(currency: [coins: 10]),
+        ]
         return configuration
     }
 

@@ -35,6 +35,11 @@ extension EventDelivery {
             lastStatus = status
             lastError = error
             nextAttemptAt = nil
+        case .held(let next, let status, let error):
+            firstAttemptAt = nil
+            lastStatus = status
+            lastError = error
+            nextAttemptAt = next.ledgerNormalized
         }
     }
 

@@ -84,6 +84,11 @@ public enum DeliveryResult: Sendable, Hashable {
     case retry(next: Date, status: Int?, error: String)
     /// It failed and the retry window is closed.
     case failed(status: Int?, error: String)
+    /// The endpoint answered 410 Gone and was disabled: the delivery stays pending, due at
+    /// `next` (it goes as soon as the endpoint is enabled again). The attempt is counted, and
+    /// the retry window starts again with the first attempt after that, so the time an
+    /// endpoint spends disabled never fails its deliveries.
+    case held(next: Date, status: Int?, error: String)
 }
 
 /// The webhook deliveries of the ledger's events, kept in the ledger's own database so that

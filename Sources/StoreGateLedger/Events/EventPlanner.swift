@@ -131,7 +131,6 @@ extension [LedgerEvent] {
             self[index].entitlement?.isEntitled = stored.available > 0
         }
     }
-
 }
 
 /// The events of one purchase family. Families hold a handful of transactions, so the rows

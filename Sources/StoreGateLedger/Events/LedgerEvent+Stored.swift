@@ -63,6 +63,18 @@ extension LedgerEvent {
                     json.member("reason", transfer.reason)
                 }
             }
+            if let change {
+                json.key("change")
+                json.object { json in
+                    json.member("entitlement", change.entitlement)
+                    if let before = change.before {
+                        json.key("before")
+                        Self.write(before, to: &json)
+                    }
+                    json.key("after")
+                    Self.write(change.after, to: &json)
+                }
+            }
             // The entitlement stays the last member (``storedJSON(leavingBalanceOpen:)``).
             if let entitlement {
                 json.key("entitlement")
@@ -92,6 +104,27 @@ extension LedgerEvent {
         precondition(entitlement != nil && bytes.suffix(2).elementsEqual("}}".utf8), "an event whose balance is stored ends with its entitlement")
         bytes.removeLast(2)
         return bytes
+    }
+
+    private static func write(_ item: EntitlementSnapshot.Item, to json: inout JSONWriter) {
+        json.object { json in
+            json.member("isActive", item.isActive)
+            json.member("expiresAt", item.expiresAt?.ledgerMilliseconds)
+            json.member("source", item.source?.rawValue)
+            json.member("productId", item.productId)
+            json.member("grantId", item.grantId)
+        }
+    }
+
+    private static func item(_ object: JSONObject) throws(LedgerError) -> EntitlementSnapshot.Item {
+        var fields = StoredFields(object: object)
+        let item = EntitlementSnapshot.Item(
+            isActive: fields.bool("isActive") ?? false, expiresAt: fields.date("expiresAt"),
+            source: fields.string("source").flatMap(EntitlementSource.Kind.init(rawValue:)), productId: fields.string("productId"),
+            grantId: fields.string("grantId")
+        )
+        try fields.check()
+        return item
     }
 
     /// Reads a stored event.
@@ -153,6 +186,14 @@ extension LedgerEvent {
             )
             try inner.check()
         }
+        var change: Change?
+        if let nested = fields.object("change") {
+            var inner = StoredFields(object: nested)
+            let before = try inner.object("before").map { object throws(LedgerError) in try Self.item(object) }
+            let after = try Self.item(inner.object("after") ?? JSONObject(members: []))
+            change = Change(entitlement: inner.string("entitlement") ?? "", before: before, after: after)
+            try inner.check()
+        }
         let productId = fields.string("productId") ?? ""
         self.init(
             id: fields.string("id") ?? "",
@@ -180,7 +221,8 @@ extension LedgerEvent {
                 return copy
             },
             grant: grant,
-            transfer: transfer
+            transfer: transfer,
+            change: change
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {

@@ -86,12 +86,19 @@ public struct LedgerEvent: Sendable, Hashable {
         /// its facts arrived in; the facts keep their own events (the family's purchase stays one
         /// `purchase.recorded`, on the account that first recorded it).
         public static let purchaseTransferred = EventType(rawValue: "purchase.transferred")
+        /// One of the catalog's entitlements flipped or its end moved for the account
+        /// (``LedgerEvent/change`` says from what to what; the event's
+        /// ``LedgerEvent/productId`` is the entitlement's identifier). Appended after the
+        /// facts that caused it by the entitlement tracker, once per change; replaying these
+        /// alone gives each account's entitlements.
+        public static let entitlementChanged = EventType(rawValue: "entitlement.changed")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
             .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .purchaseTransferred,
+            .entitlementChanged,
         ]
     }
 
@@ -154,7 +161,7 @@ public struct LedgerEvent: Sendable, Hashable {
     public var occurredAt: Date
     /// When the ledger recorded it.
     public var recordedAt: Date
-    /// What the change came from: a ``ProofKind`` raw value, `consumption`
+    /// What the change came from: a `ProofKind` raw value, `consumption`
     /// (``consumptionSource``), or `time` (``timeSource``: a period or grace period ended).
     public var source: String
     /// The notification that caused it, when one did.
@@ -212,6 +219,26 @@ public struct LedgerEvent: Sendable, Hashable {
         }
     }
 
+    /// ``EventType/entitlementChanged``: the entitlement before and after.
+    public var change: Change?
+
+    /// An entitlement's change.
+    public struct Change: Sendable, Hashable {
+        /// The entitlement's identifier.
+        public var entitlement: String
+        /// As last announced (`nil`: never announced before).
+        public var before: EntitlementSnapshot.Item?
+        /// Now.
+        public var after: EntitlementSnapshot.Item
+
+        /// Creates a value.
+        public init(entitlement: String, before: EntitlementSnapshot.Item?, after: EntitlementSnapshot.Item) {
+            self.entitlement = entitlement
+            self.before = before
+            self.after = after
+        }
+    }
+
     /// The grant a grant's event is about.
     public struct Grant: Sendable, Hashable {
         /// The grant's id.
@@ -243,7 +270,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil
+        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil, change: Change? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -267,6 +294,7 @@ public struct LedgerEvent: Sendable, Hashable {
         self.entitlement = entitlement
         self.grant = grant
         self.transfer = transfer
+        self.change = change
     }
 }
 

@@ -46,9 +46,11 @@ public struct EntitlementGrant: Sendable, Hashable, Codable {
         self.revocationReason = revocationReason
     }
 
-    /// Whether it unlocks its entitlement at `date`: started, not ended, not revoked.
+    /// Whether it unlocks its entitlement at `date`: started, not ended, not revoked (compared at
+    /// the ledger's millisecond, as its times are stored).
     public func isActive(at date: Date) -> Bool {
-        startsAt <= date && date < expiresAt && (revokedAt.map { $0 > date } ?? true)
+        let date = date.ledgerNormalized
+        return startsAt <= date && date < expiresAt && (revokedAt.map { $0 > date } ?? true)
     }
 
     /// When it stops (its end, or its revocation if earlier).

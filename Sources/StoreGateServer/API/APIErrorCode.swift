@@ -69,6 +69,10 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let unknownEntitlement = APIErrorCode(rawValue: "unknown_entitlement")
     /// No delivery of that event to that endpoint.
     public static let deliveryNotFound = APIErrorCode(rawValue: "delivery_not_found")
+    /// No configured webhook endpoint has that name.
+    public static let webhookEndpointNotFound = APIErrorCode(rawValue: "webhook_endpoint_not_found")
+    /// Another instance is changing the webhook endpoint's state; retry (`Retry-After`).
+    public static let webhookEndpointBusy = APIErrorCode(rawValue: "webhook_endpoint_busy")
     /// The instance is shutting down; retry on another.
     public static let shuttingDown = APIErrorCode(rawValue: "shutting_down")
     /// The ledger's database failed (`retryable` says whether retrying may help).
@@ -82,7 +86,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let serviceCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
-        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound, .shuttingDown, .ledgerUnavailable,
+        .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound,
+        .webhookEndpointNotFound, .webhookEndpointBusy, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

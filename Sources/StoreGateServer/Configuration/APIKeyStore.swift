@@ -15,7 +15,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case verifyReceipt = "verifyreceipt"
     /// `GET /v1/events`.
     case eventsRead = "events.read"
-    /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`.
+    /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`,
+    /// `GET /v1/webhooks/endpoints`, `POST /v1/webhooks/endpoints/{endpoint}/enable`.
     case webhooksManage = "webhooks.manage"
     /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
     case console = "console"

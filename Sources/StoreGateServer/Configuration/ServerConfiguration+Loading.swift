@@ -119,14 +119,38 @@ extension ServerConfiguration {
         return configuration
     }
 
+    /// Where the App Store Server API is: `STOREGATE_APPSTORE_API_URL_PRODUCTION` and
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, each the exact base URL of its environment (Apple's
+    /// recommended domains when absent); or the older `STOREGATE_APPSTORE_API_URL`, a stand-in's
+    /// base with production at `URL/production` and sandbox at `URL/sandbox`. The older one
+    /// and either new one together are refused: which would win is not obvious.
+    private static func appStoreEndpoints(_ reader: SettingReader) throws(ConfigurationError) -> AppStoreServerAPIEndpoints {
+        let standIn = reader.value(.appStoreAPIURL)
+        let production = reader.value(.appStoreAPIURLProduction)
+        let sandbox = reader.value(.appStoreAPIURLSandbox)
+        for (setting, url) in [(Setting.appStoreAPIURL, standIn), (.appStoreAPIURLProduction, production), (.appStoreAPIURLSandbox, sandbox)] {
+            if let url, let problem = AppStoreServerAPIEndpoints.problem(withBaseURL: url) {
+                throw ConfigurationError(setting.rawValue, problem)
+            }
+        }
+        if let standIn {
+            if production != nil || sandbox != nil {
+                throw ConfigurationError(
+                    Setting.appStoreAPIURL.rawValue,
+                    "is set together with \(production != nil ? Setting.appStoreAPIURLProduction.rawValue : Setting.appStoreAPIURLSandbox.rawValue): set either it (a stand-in's base URL) or the per-environment URLs"
+                )
+            }
+            return AppStoreServerAPIEndpoints(standIn: standIn)
+        }
+        var endpoints = AppStoreServerAPIEndpoints.apple
+        if let production { endpoints = endpoints.replacing(.production, with: production) }
+        if let sandbox { endpoints = endpoints.replacing(.sandbox, with: sandbox) }
+        return endpoints
+    }
+
     /// The App Store sync's settings.
     private static func loadSync(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
-        if let url = reader.value(.appStoreAPIURL) {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost") else {
-                throw ConfigurationError(Setting.appStoreAPIURL.rawValue, "'\(url)' is not an https URL (plain http only on this machine, for a stand-in)")
-            }
-            configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
-        }
+        configuration.appStoreEndpoints = try appStoreEndpoints(reader)
         if let enabled = try reader.onOff(.sync) { configuration.syncEnabled = enabled }
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
@@ -148,6 +172,17 @@ extension ServerConfiguration {
                 configuration.consumption.refundPreference = preference
             } else {
                 throw ConfigurationError(setting, "'\(text)' is not none, decline, grant_full or grant_prorated")
+            }
+        }
+        if let text = reader.value(.consumptionRefundPolicy) {
+            if text.lowercased() == "none" {
+                configuration.consumption.refundPolicy = nil
+            } else {
+                do throws(SyncError) {
+                    configuration.consumption.refundPolicy = try ConsumptionRefundPolicy(parsing: text)
+                } catch {
+                    throw ConfigurationError(Setting.consumptionRefundPolicy.rawValue, error.reason)
+                }
             }
         }
         if let text = reader.value(.syncStart) {
@@ -318,10 +353,12 @@ extension ServerConfiguration {
         }
     }
 
-    /// Reads `{"endpoints": [{"name": "…", "url": "…", "secret": "…", "types": ["…"]}]}`.
+    /// Reads `{"endpoints": [{"name": "…", "url": "…", "secrets": ["…", "…"], "types": ["…"]}]}`:
+    /// each endpoint has `secrets` (one or more, all signing: a rotation) or a single `secret`,
+    /// not both.
     static func webhooks(_ bytes: [UInt8]) throws(ConfigurationError) -> [WebhookEndpoint] {
         let setting = Setting.webhooksFile.rawValue
-        let shape = "expected {\"endpoints\": [{\"name\": \"…\", \"url\": \"https://…\", \"secret\": \"…\", \"types\": [\"…\"]}]}"
+        let shape = "expected {\"endpoints\": [{\"name\": \"…\", \"url\": \"https://…\", \"secrets\": [\"…\"], \"types\": [\"…\"]}]} (or \"secret\": \"…\" for one secret)"
         guard case .success(let document) = JSONReader.readObject(bytes), case .array(let entries)? = document["endpoints"],
               document.members.count == 1
         else {
@@ -330,12 +367,28 @@ extension ServerConfiguration {
         var endpoints: [WebhookEndpoint] = []
         for entry in entries {
             guard case .object(let object) = entry, case .string(let name)? = object["name"], case .string(let url)? = object["url"],
-                  case .string(let secret)? = object["secret"],
-                  object.members.allSatisfy({ ["name", "url", "secret", "types"].contains($0.key) })
+                  object.members.allSatisfy({ ["name", "url", "secret", "secrets", "types"].contains($0.key) })
             else {
                 throw ConfigurationError(setting, shape)
             }
-            var types: Set<String>?
+            var secrets: [String] = []
+            switch (object["secret"], object["secrets"]) {
+            case (.string(let secret)?, nil):
+                secrets = [secret]
+            case (nil, .array(let list)?):
+                for item in list {
+                    guard case .string(let secret) = item else { throw ConfigurationError(setting, "endpoint '\(name)': secrets are strings") }
+                    secrets.append(secret)
+                }
+                guard !secrets.isEmpty else { throw ConfigurationError(setting, "endpoint '\(name)': secrets lists at least one secret") }
+            case (.some, .some):
+                throw ConfigurationError(setting, "endpoint '\(name)': give either secret or secrets, not both")
+            case (nil, nil):
+                throw ConfigurationError(setting, "endpoint '\(name)': it needs secrets (or secret)")
+            default:
+                throw ConfigurationError(setting, "endpoint '\(name)': secret is a string, secrets an array of strings")
+            }
+        var types: Set<String>?
             switch object["types"] {
             case nil, .null?:
                 types = nil
@@ -350,7 +403,7 @@ extension ServerConfiguration {
                 throw ConfigurationError(setting, "endpoint '\(name)': types is an array of event types")
             }
             do throws(WebhookConfigurationError) {
-                endpoints.append(try WebhookEndpoint(name: name, url: url, secret: secret, types: types))
+                endpoints.append(try WebhookEndpoint(name: name, url: url, secrets: secrets, types: types))
             } catch {
                 throw ConfigurationError(setting, error.description)
             }

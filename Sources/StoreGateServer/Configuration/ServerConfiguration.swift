@@ -77,10 +77,11 @@ public struct ServerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// The app-specific shared secret `/verifyReceipt` checks `password` against.
     public var sharedSecret: SharedSecret?
-    /// App Store Server API credentials (validated at start-up; see the README).
+    /// App Store Server API credentials (validated at start-up; see docs/configuration.md).
     public var serverAPICredentials: AppStoreServerAPICredentials?
-    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
-    /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
+    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL_PRODUCTION`,
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, or a stand-in's `STOREGATE_APPSTORE_API_URL`):
+    /// Apple's recommended domains by default. Answers are verified to Apple's root either way.
     public var appStoreEndpoints: AppStoreServerAPIEndpoints = .apple
     /// Whether the App Store sync runs when Server API credentials are configured
     /// (`STOREGATE_SYNC`, default on).
@@ -94,7 +95,8 @@ public struct ServerConfiguration: Sendable {
     public var refreshOnFirstSight = true
     /// How `CONSUMPTION_REQUEST` notifications are answered (`STOREGATE_CONSUMPTION`: off by
     /// default, `consented` once the app collected its customers' consent;
-    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`;
+    /// `STOREGATE_CONSUMPTION_REFUND_POLICY`, rules choosing the preference per request).
     public var consumption = ConsumptionSettings()
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
@@ -167,6 +169,7 @@ public struct ServerConfiguration: Sendable {
             "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
             "appstore_sync": "\(isSyncConfigured ? "every \(syncSettings.interval.components.seconds) s" : "off")",
             "consumption_requests": isSyncConfigured && consumption.customerConsented ? "answered" : "off",
+            "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
             "transfer_policy": "\(transferPolicy)",
         ]
@@ -207,6 +210,8 @@ extension ServerConfiguration {
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
         case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"
+        case appStoreAPIURLProduction = "STOREGATE_APPSTORE_API_URL_PRODUCTION"
+        case appStoreAPIURLSandbox = "STOREGATE_APPSTORE_API_URL_SANDBOX"
         case sync = "STOREGATE_SYNC"
         case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
@@ -216,6 +221,7 @@ extension ServerConfiguration {
         case consumption = "STOREGATE_CONSUMPTION"
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
+        case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.
@@ -249,6 +255,9 @@ extension ServerConfiguration {
         }
         for endpoint in webhooks where endpoint.sendsInClearOffHost {
             warnings.append("webhook endpoint '\(endpoint.name)' is plain http to another host: its events (accounts, purchases) cross the network unencrypted")
+        }
+        for endpoint in webhooks {
+            warnings += endpoint.secretWarnings
         }
         return warnings
     }

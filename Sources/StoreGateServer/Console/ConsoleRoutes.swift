@@ -594,6 +594,9 @@ struct Console: Sendable {
             let delivered: Int
             let failed: Int
             let hasFailed: Bool
+            /// `enabled`, or `disabled (410 at …)` after a receiver's 410 Gone.
+            let state: String
+            let isDisabled: Bool
         }
 
         let layout: Layout
@@ -638,18 +641,27 @@ struct Console: Sendable {
             context.logger.warning("console: a system read failed", metadata: ["part": "\(what)", "ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
         }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
+        var states: [String: WebhookEndpointState] = [:]
         if !configuration.webhooks.isEmpty {
             do throws(LedgerError) {
                 counts = try await ledger.deliveryCounts()
+                states = try await WebhookEndpointState.all(in: ledger)
             } catch {
                 failed("webhook deliveries", error)
             }
         }
         let webhooks = configuration.webhooks.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
+            let state: String
+            switch states[endpoint.name] ?? .enabled {
+            case .enabled: state = "enabled"
+            case .disabled(let disabling?): state = "disabled (\(disabling.status) at \(ConsoleViews.time(disabling.disabledDate)))"
+            case .disabled(nil): state = "disabled"
+            }
             return SystemPage.Webhook(
                 name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
-                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0
+                delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
+                state: state, isDisabled: states[endpoint.name]?.isDisabled ?? false
             )
         }
         let syncs: [SystemPage.Sync]
@@ -676,7 +688,11 @@ struct Console: Sendable {
         let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
             + ": \(requests[.sent]) sent, \(requests[.pending]) pending, \(requests[.expired]) expired, \(requests[.failed]) failed"
-            + (requests.lastError.map { " — last error: \($0)" } ?? "") + "."
+            + (requests.lastError.map { " — last error: \($0)" } ?? "")
+            + (requests.adjusted > 0
+                ? "; \(requests.adjusted) answer(s) changed to meet Apple's rules — latest, transaction \(requests.lastAdjustmentTransactionId ?? "?"): \(requests.lastAdjustment ?? "")"
+                : "")
+            + "."
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."

@@ -309,8 +309,8 @@ enum ConsoleTemplates {
           {{^webhooks}}<p>No webhook endpoint is configured (STOREGATE_WEBHOOKS_FILE).</p>{{/webhooks}}
           {{#hasWebhooks}}
           <div class="scroll"><table>
-            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
-            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
+            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
+            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td{{#isDisabled}} class="bad"{{/isDisabled}}>{{state}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
           </table></div>
           {{/hasWebhooks}}
         </section>

@@ -48,6 +48,25 @@ struct SyncStatusReply: JSONWritable {
                 json.member("failed", Int64(consumption[.failed]))
                 json.member("lastErrorTransactionId", consumption.lastErrorTransactionId)
                 json.member("lastError", consumption.lastError)
+                json.member("adjusted", consumption.adjusted)
+                json.member("lastAdjustmentTransactionId", consumption.lastAdjustmentTransactionId)
+                json.member("lastAdjustment", consumption.lastAdjustment)
+                json.key("recent")
+                json.array(consumption.recent) { json, request in
+                    json.object { json in
+                        json.member("transactionId", request.transactionId)
+                        json.member("environment", request.environment)
+                        json.member("state", request.state.rawValue)
+                        json.member("requestedAt", request.requestedAt)
+                        json.member("attempts", request.attempts)
+                        json.member("deliveryStatus", request.deliveryStatus)
+                        json.member("consumptionPercentage", request.consumptionPercentage)
+                        json.member("refundPreference", request.refundPreference)
+                        json.member("preferenceSource", request.preferenceSource)
+                        json.member("adjustment", request.adjustment)
+                        json.member("lastError", request.lastError)
+                    }
+                }
             }
         }
     }
