@@ -89,7 +89,7 @@ enum PostgresFunctions {
     /// text (``PostgresEvents/appendFromArrays``).
     static var applyWithEventArrays: String { applyFunction(version: 4) }
 
-    /// `ledger_apply_v5(…)` (schema 10): version 4's parameters and writes, and the plan's
+    /// `ledger_apply_v5(…)` (schema 12): version 4's parameters and writes, and the plan's
     /// `transfers` — purchase families moving between accounts. Each changes its family's owner
     /// from the account it leaves (refusing, 40001, a family that account no longer owns),
     /// before the transactions' updates; then, after the balance deltas, moves the consumed

@@ -376,7 +376,7 @@ extension PostgresLedger {
         for row in try await rows(connection, "SELECT account_id, product_id, SUM(quantity)::BIGINT FROM ledger_consumptions GROUP BY account_id, product_id", logger: logger) {
             figures.consumed[BalanceKey(account: account(try row.text(0)), productId: try row.text(1))] = try row.int(2)
         }
-        // Consumed units that left with a purchase moved to another account (schema 10).
+        // Consumed units that left with a purchase moved to another account (schema 12).
         for row in try await rows(connection, """
             SELECT from_account, to_account, product_id, consumed_moved, refunded_units FROM ledger_transfers WHERE product_id IS NOT NULL
             """, logger: logger) {

@@ -464,7 +464,7 @@ extension SQLiteLedger {
         try connection.query("SELECT account_id, product_id, SUM(quantity) FROM ledger_consumptions GROUP BY account_id, product_id") { row throws(LedgerError) in
             figures.consumed[BalanceKey(account: account(row.text(0)), productId: row.text(1))] = Int(row.integer(2))
         }
-        // Consumed units that left with a purchase moved to another account (schema 10).
+        // Consumed units that left with a purchase moved to another account (schema 12).
         try connection.query(
             "SELECT from_account, to_account, product_id, consumed_moved, refunded_units FROM ledger_transfers WHERE product_id IS NOT NULL"
         ) { row throws(LedgerError) in

@@ -2,7 +2,7 @@ import Foundation
 import StoreGateCore
 public import StoreGateLedger
 
-/// Moves of purchase families between accounts (schema 10): the owner change and the rows'
+/// Moves of purchase families between accounts (schema 12): the owner change and the rows'
 /// updates are the plan's, in the writer's transaction; this adds support's entry point and the
 /// audit row with the consumed units that went along.
 extension SQLiteLedger {
