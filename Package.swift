@@ -221,6 +221,7 @@ let package = Package(
                 "StoreGateLedgerPostgres",
                 "StoreGateEvents",
                 "StoreGateWorkers",
+                "StoreGateOffers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),

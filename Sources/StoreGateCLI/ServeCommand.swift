@@ -64,6 +64,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("consumption-refund-policy"), help: "Rules choosing the refund preference per request, first match wins, e.g. 'consumed>=80%:decline; age<7d:grant_full; *:grant_prorated' (STOREGATE_CONSUMPTION_REFUND_POLICY; see docs/consumption.md).") var consumptionRefundPolicy: String?
     @Option(name: .customLong("sync-start"), help: "Where the first sync starts, e.g. 2026-06-01 (STOREGATE_SYNC_START; default 180 days back).") var syncStart: String?
 
+    @Option(name: .customLong("finish-transactions"), help: "on or off: tell Apple each granted transaction is finished, with the sync's credentials (STOREGATE_FINISH_TRANSACTIONS; default off).") var finishTransactions: String?
+    @Option(name: .customLong("account-linking"), help: "on or off: set the account's appAccountToken at Apple on purchases recorded without one (STOREGATE_ACCOUNT_LINKING; default on with STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountLinking: String?
+    @Option(name: .customLong("offer-key-id"), help: "The In-App Purchase key id POST /v1/offers/sign signs with (STOREGATE_OFFER_KEY_ID; default: the App Store Server API key).") var offerKeyId: String?
+    @Option(name: .customLong("offer-private-key-file"), help: "That key's .p8 file (STOREGATE_OFFER_PRIVATE_KEY_FILE).") var offerPrivateKeyFile: String?
+    @Option(name: .customLong("offer-eligibility"), help: "any, subscribers or lapsed: who may have a promotional offer signed (STOREGATE_OFFER_ELIGIBILITY; default any).") var offerEligibility: String?
+
     /// The flags given, keyed by the environment variable each mirrors.
     var flagSettings: [ServerConfiguration.Setting: String?] {
         [
@@ -79,6 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
             .syncLookBack: syncLookBackSeconds, .syncStart: syncStart, .refreshInterval: refreshIntervalSeconds,
             .refreshOnFirstSight: refreshOnFirstSight, .consumption: consumption, .consumptionSampleContent: consumptionSampleContent,
             .consumptionRefundPreference: consumptionRefundPreference, .consumptionRefundPolicy: consumptionRefundPolicy,
+            .finishTransactions: finishTransactions, .accountLinking: accountLinking, .offerKeyId: offerKeyId, .offerPrivateKeyFile: offerPrivateKeyFile, .offerEligibility: offerEligibility,
         ]
     }
 

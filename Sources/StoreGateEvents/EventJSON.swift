@@ -79,6 +79,17 @@ public enum EventJSON {
                     write(change.after, to: &json)
                 }
             }
+            if let support = event.support {
+                json.key("support")
+                json.object { json in
+                    json.member("action", support.action)
+                    json.member("reason", support.reason)
+                    json.member("actor", support.actor)
+                    json.member("days", support.days)
+                    json.member("requestIdentifier", support.requestIdentifier)
+                    json.member("effectiveDate", support.effectiveDate)
+                }
+            }
             if let entitlement = event.entitlement {
                 json.key("entitlement")
                 json.object { json in

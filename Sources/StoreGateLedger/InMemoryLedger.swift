@@ -402,6 +402,12 @@ public actor InMemoryLedger: Ledger {
         append(planned)
     }
 
+    public func recordSupportAction(_ action: SupportAction) async throws(LedgerError) {
+        try checkOpen()
+        try action.check()
+        append([action.event(recordedAt: configuration.now())])
+    }
+
     private func append(_ new: [LedgerEvent]) {
         for var event in new {
             event.sequence = newestSequence + 1

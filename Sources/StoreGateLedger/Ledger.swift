@@ -114,6 +114,12 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     @discardableResult
     func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant
 
+    /// Keeps what support did at Apple for an account (``SupportAction``) as its
+    /// `subscription.extended` event, in the account's order.
+    ///
+    /// - Throws: ``LedgerError/Code/invalidArgument``, or a storage error.
+    func recordSupportAction(_ action: SupportAction) async throws(LedgerError)
+
     /// Every grant of `account` (ended and revoked ones too), newest first.
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant]
 

@@ -85,7 +85,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         /// does not hold; ``ReceiptError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
-        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// Every code, chain failures once per `ChainError.Code` (the HTTP API's error codes
         /// are built from it).
         public static let all: [Code] = [
             .empty, .tooLarge, .notBase64, .malformedPKCS7, .notSignedData, .unsupportedContentType, .missingContent, .noSigner,

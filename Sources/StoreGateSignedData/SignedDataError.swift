@@ -100,7 +100,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         /// ``SignedDataExpectations``) does not hold; ``SignedDataError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
-        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// Every code, chain failures once per `ChainError.Code` (the HTTP API's error codes
         /// are built from it).
         public static let all: [Code] = [
             .empty, .tooLarge, .malformedCompactSerialization, .invalidBase64URL, .malformedHeader, .unsupportedAlgorithm,

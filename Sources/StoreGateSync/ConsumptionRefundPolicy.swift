@@ -64,16 +64,16 @@ public struct ConsumptionRefundPolicy: Sendable, Hashable, CustomStringConvertib
         /// Whether the condition holds for `request`.
         func holds(for request: Case) -> Bool {
             switch self {
-            case let .consumed(comparison, milliunits):
+            case .consumed(let comparison, let milliunits):
                 guard let share = request.consumptionPercentage else { return false }
                 return comparison.holds(share, milliunits)
-            case let .accountAge(comparison, seconds):
+            case .accountAge(let comparison, let seconds):
                 guard let age = request.accountAge else { return false }
                 return comparison.holds(age.components.seconds, seconds)
-            case let .productType(equal, type):
+            case .productType(let equal, let type):
                 guard let known = request.productType else { return false }
                 return (known == type) == equal
-            case let .delivered(delivered):
+            case .delivered(let delivered):
                 return request.isDelivered == delivered
             }
         }
@@ -81,17 +81,17 @@ public struct ConsumptionRefundPolicy: Sendable, Hashable, CustomStringConvertib
         /// The condition as it is written.
         public var description: String {
             switch self {
-            case let .consumed(comparison, milliunits):
+            case .consumed(let comparison, let milliunits):
                 let whole = milliunits / 1000, part = milliunits % 1000
                 var fraction = part == 0 ? "" : "." + String(String(part + 1000).dropFirst())
                 while fraction.hasSuffix("0") { fraction.removeLast() }
                 return "consumed\(comparison.rawValue)\(whole)\(fraction)%"
-            case let .accountAge(comparison, seconds):
+            case .accountAge(let comparison, let seconds):
                 return seconds % 86_400 == 0 ? "age\(comparison.rawValue)\(seconds / 86_400)d" : "age\(comparison.rawValue)\(seconds / 3600)h"
-            case let .productType(equal, type):
+            case .productType(let equal, let type):
                 let name = ConsumptionRefundPolicy.typeNames.first { $0.value == type }?.key ?? type.rawValue
                 return "type\(equal ? "=" : "!=")\(name)"
-            case let .delivered(delivered):
+            case .delivered(let delivered):
                 return "delivered=\(delivered ? "yes" : "no")"
             }
         }

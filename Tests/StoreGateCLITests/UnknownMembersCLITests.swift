@@ -90,19 +90,35 @@ struct UnknownMembersCLITests {
     ) async throws {
         let authority = try TestCertificateAuthority.shared(.p256)
         let (file, trust) = try VerifyJSONTests.files(Array(jws.utf8), name: name, authority: authority)
-        let result = try await CLI.run(["verify", file.path, "--bundle-id", Self.bundleId, "--environment", "test", "--trust-dir", trust.path, "--json"])
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)", sourceLocation: sourceLocation)
-        #expect(Self.same(try Self.member("payload", of: result.stdout), try Self.value(payload)),
-                "verify --json changed the payload: \(result.stdout)", sourceLocation: sourceLocation)
+        let verified = try await CLI.run(["verify", file.path, "--bundle-id", Self.bundleId, "--environment", "test", "--trust-dir", trust.path, "--json"])
+        let inspected = try await CLI.run(["inspect", file.path])
+        // The checks run outside the async function: Swift 6.3 at -O crashed splitting this
+        // coroutine when they were inline (signal 11 in CoroSplit).
+        try checkRoundTrip(
+            verified: (verified.status, verified.stdout, verified.stderr), inspected: (inspected.status, inspected.stdout, inspected.stderr),
+            payload, nestedKey: nestedKey, nested: nested, sourceLocation: sourceLocation
+        )
+    }
+
+    /// What ``expectRoundTrip(_:_:name:nestedKey:nested:sourceLocation:)`` asserts of the two runs.
+    static func checkRoundTrip(
+        verified: (status: Int32, stdout: String, stderr: String), inspected: (status: Int32, stdout: String, stderr: String),
+        _ payload: [String: Any], nestedKey: String?, nested: [String: Any]?, sourceLocation: SourceLocation
+    ) throws {
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)", sourceLocation: sourceLocation)
+        let expected = try Self.value(payload)
+        let verifiedPayload = try Self.member("payload", of: verified.stdout)
+        #expect(Self.same(verifiedPayload, expected), "verify --json changed the payload: \(verified.stdout)", sourceLocation: sourceLocation)
         if let nestedKey, let nested {
             var entry: JSONValue?
-            if case .object(let all)? = try Self.member("nested", of: result.stdout), case .object(let one)? = all[nestedKey] {
+            if case .object(let all)? = try Self.member("nested", of: verified.stdout), case .object(let one)? = all[nestedKey] {
                 entry = one["payload"]
             }
-            #expect(Self.same(entry, try Self.value(nested)), "verify --json changed the nested payload", sourceLocation: sourceLocation)
+            let expectedNested = try Self.value(nested)
+            #expect(Self.same(entry, expectedNested), "verify --json changed the nested payload", sourceLocation: sourceLocation)
         }
-        let inspected = try await CLI.run(["inspect", file.path])
         #expect(inspected.status == 0, "\(inspected.stderr)", sourceLocation: sourceLocation)
-        #expect(Self.same(try Self.member("payload", of: inspected.stdout), try Self.value(payload)), "inspect changed the payload", sourceLocation: sourceLocation)
+        let inspectedPayload = try Self.member("payload", of: inspected.stdout)
+        #expect(Self.same(inspectedPayload, expected), "inspect changed the payload", sourceLocation: sourceLocation)
     }
 }

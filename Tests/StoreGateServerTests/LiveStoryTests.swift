@@ -177,6 +177,7 @@ final class SlowLedger: Ledger {
     }
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
     func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome { try await base.transfer(request) }
+    func recordSupportAction(_ action: SupportAction) async throws(LedgerError) { try await base.recordSupportAction(action) }
 
     func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
         try await base.entitlementSnapshots(for: accounts)

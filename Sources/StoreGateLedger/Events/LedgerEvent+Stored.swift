@@ -75,6 +75,17 @@ extension LedgerEvent {
                     Self.write(change.after, to: &json)
                 }
             }
+            if let support {
+                json.key("support")
+                json.object { json in
+                    json.member("action", support.action)
+                    json.member("reason", support.reason)
+                    json.member("actor", support.actor)
+                    json.member("days", support.days)
+                    json.member("requestIdentifier", support.requestIdentifier)
+                    json.member("effectiveDate", support.effectiveDate?.ledgerMilliseconds)
+                }
+            }
             // The entitlement stays the last member (``storedJSON(leavingBalanceOpen:)``).
             if let entitlement {
                 json.key("entitlement")
@@ -194,6 +205,15 @@ extension LedgerEvent {
             change = Change(entitlement: inner.string("entitlement") ?? "", before: before, after: after)
             try inner.check()
         }
+        var support: Support?
+        if let nested = fields.object("support") {
+            var inner = StoredFields(object: nested)
+            support = Support(
+                action: inner.string("action") ?? "", reason: inner.string("reason") ?? "", actor: inner.string("actor"), days: inner.int("days"),
+                requestIdentifier: inner.string("requestIdentifier"), effectiveDate: inner.date("effectiveDate")
+            )
+            try inner.check()
+        }
         let productId = fields.string("productId") ?? ""
         self.init(
             id: fields.string("id") ?? "",
@@ -222,7 +242,8 @@ extension LedgerEvent {
             },
             grant: grant,
             transfer: transfer,
-            change: change
+            change: change,
+            support: support
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {

@@ -92,13 +92,16 @@ public struct LedgerEvent: Sendable, Hashable {
         /// facts that caused it by the entitlement tracker, once per change; replaying these
         /// alone gives each account's entitlements.
         public static let entitlementChanged = EventType(rawValue: "entitlement.changed")
+        /// Support moved a subscription's renewal date at Apple (``LedgerEvent/support`` says
+        /// who, why and by how much); the new expiry reaches the ledger with Apple's answer.
+        public static let subscriptionExtended = EventType(rawValue: "subscription.extended")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
             .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .purchaseTransferred,
-            .entitlementChanged,
+            .entitlementChanged, .subscriptionExtended,
         ]
     }
 
@@ -221,6 +224,8 @@ public struct LedgerEvent: Sendable, Hashable {
 
     /// ``EventType/entitlementChanged``: the entitlement before and after.
     public var change: Change?
+    /// For `subscription.extended`: what support did at Apple.
+    public var support: Support?
 
     /// An entitlement's change.
     public struct Change: Sendable, Hashable {
@@ -236,6 +241,31 @@ public struct LedgerEvent: Sendable, Hashable {
             self.entitlement = entitlement
             self.before = before
             self.after = after
+        }
+    }
+
+    /// What support did at Apple for the account (`subscription.extended`), and who did it.
+    public struct Support: Sendable, Hashable {
+        /// What was done: `extend_renewal_date`.
+        public var action: String
+        /// Why, as Apple's reason code names it (`customer-satisfaction`, …).
+        public var reason: String
+        /// Who did it (an API key's name).
+        public var actor: String?
+        /// How many days the renewal date moved.
+        public var days: Int?
+        /// The request identifier sent to Apple.
+        public var requestIdentifier: String?
+        /// The new renewal date Apple answered.
+        public var effectiveDate: Date?
+
+        public init(action: String, reason: String, actor: String?, days: Int?, requestIdentifier: String?, effectiveDate: Date?) {
+            self.action = action
+            self.reason = reason
+            self.actor = actor
+            self.days = days
+            self.requestIdentifier = requestIdentifier
+            self.effectiveDate = effectiveDate
         }
     }
 
@@ -270,7 +300,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil, change: Change? = nil
+        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil, change: Change? = nil, support: Support? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -295,6 +325,7 @@ public struct LedgerEvent: Sendable, Hashable {
         self.grant = grant
         self.transfer = transfer
         self.change = change
+        self.support = support
     }
 }
 
@@ -307,4 +338,6 @@ extension LedgerEvent {
     /// ``source`` of support's move of a purchase (``Ledger/transfer(_:)``); a restore's move
     /// has the presented proof's kind.
     public static let transferSource = "transfer"
+    /// ``source`` of an action support took at Apple.
+    public static let supportSource = "support"
 }

@@ -34,6 +34,10 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// `grants.manage`: a grant adds access for a time, a move takes a purchase from one
     /// customer and gives it to another.
     case transfersManage = "transfers.manage"
+    /// `POST /v1/offers/sign`: sign subscription offers for the app.
+    case offersSign = "offers.sign"
+    /// Extend subscriptions' renewal dates at Apple (one customer's, or every subscriber's).
+    case subscriptionsExtend = "subscriptions.extend"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -5,6 +5,7 @@ import StoreGateCore
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
+import StoreGateOffers
 import StoreGateEvents
 import StoreGateSync
 
@@ -116,6 +117,9 @@ extension ServerConfiguration {
             }
         }
         try Self.loadSync(reader, into: &configuration)
+        try Self.loadOffers(reader, into: &configuration)
+        if let finish = try reader.onOff(.finishTransactions) { configuration.finishTransactions = finish }
+        configuration.accountLinking = try reader.onOff(.accountLinking) ?? (reader.value(.accountTokenNamespace) != nil)
         return configuration
     }
 
@@ -146,6 +150,29 @@ extension ServerConfiguration {
         if let production { endpoints = endpoints.replacing(.production, with: production) }
         if let sandbox { endpoints = endpoints.replacing(.sandbox, with: sandbox) }
         return endpoints
+    }
+
+    /// The offer key (`STOREGATE_OFFER_KEY_ID` with `…_PRIVATE_KEY` or `…_PRIVATE_KEY_FILE`, else
+    /// the App Store Server API key) and `STOREGATE_OFFER_ELIGIBILITY`.
+    private static func loadOffers(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
+        var environment: [String: String] = [:]
+        for variable in OfferSigningKey.Variable.allCases {
+            if let setting = Setting(rawValue: variable.rawValue), let value = reader.value(setting) {
+                environment[variable.rawValue] = value
+            }
+        }
+        do throws(OfferSigningError) {
+            configuration.offerSigningKey = try OfferSigningKey.fromEnvironment(environment)
+        } catch {
+            let setting = reader.value(.offerKeyId) != nil ? Setting.offerKeyId : Setting.appStoreKeyId
+            throw ConfigurationError(setting.rawValue, "the offer key: \(error.reason)")
+        }
+        if let value = reader.value(.offerEligibility) {
+            guard let policy = OfferEligibilityPolicy(rawValue: value.lowercased()) else {
+                throw ConfigurationError(Setting.offerEligibility.rawValue, "'\(value)' is not any, subscribers or lapsed")
+            }
+            configuration.offerEligibility = policy
+        }
     }
 
     /// The App Store sync's settings.

@@ -5,6 +5,7 @@ public import StoreGateSync
 public import StoreGateCore
 public import StoreGateLedger
 public import StoreGateLedgerSQLite
+public import StoreGateOffers
 public import StoreGateEvents
 
 /// Everything `storegate serve` is configured with.
@@ -124,6 +125,16 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
     public var shutdownGracePeriod: Duration = .seconds(30)
+    /// Tell Apple each granted transaction is finished (`STOREGATE_FINISH_TRANSACTIONS`; needs the sync).
+    public var finishTransactions = false
+    /// Set the account's token at Apple on purchases recorded without one
+    /// (`STOREGATE_ACCOUNT_LINKING`; default on when `STOREGATE_ACCOUNT_TOKEN_NAMESPACE` is set).
+    public var accountLinking = false
+    /// The In-App Purchase key `POST /v1/offers/sign` signs with (`STOREGATE_OFFER_*`, else the
+    /// App Store Server API key); `nil` answers `offers_not_configured`.
+    public var offerSigningKey: OfferSigningKey?
+    /// Which customers a promotional offer is signed for (`STOREGATE_OFFER_ELIGIBILITY`).
+    public var offerEligibility: OfferEligibilityPolicy = .any
     /// Where the ledger's events are sent (none by default: events are still recorded and
     /// readable with `GET /v1/events`).
     public var webhooks: [WebhookEndpoint] = []
@@ -222,12 +233,18 @@ extension ServerConfiguration {
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
         case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
+        case finishTransactions = "STOREGATE_FINISH_TRANSACTIONS"
+        case accountLinking = "STOREGATE_ACCOUNT_LINKING"
+        case offerKeyId = "STOREGATE_OFFER_KEY_ID"
+        case offerPrivateKey = "STOREGATE_OFFER_PRIVATE_KEY"
+        case offerPrivateKeyFile = "STOREGATE_OFFER_PRIVATE_KEY_FILE"
+        case offerEligibility = "STOREGATE_OFFER_ELIGIBILITY"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.
         public var flag: String? {
             switch self {
-            case .apiKeys, .ledgerKeys, .sharedSecret: return nil
+            case .apiKeys, .ledgerKeys, .sharedSecret, .offerPrivateKey: return nil
             default:
                 return "--" + rawValue.dropFirst("STOREGATE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
             }

@@ -97,6 +97,10 @@ enum ConsoleViews {
                 details.append("restored by the account it moved to")
             }
         }
+        if let support = event.support {
+            details.append("\(support.days.map { "\($0) days" } ?? "extended"), reason \(support.reason)\(support.actor.map { " by \($0)" } ?? "")")
+            if let date = support.effectiveDate { details.append("renews \(time(date))") }
+        }
         if event.source == LedgerEvent.timeSource {
             details.append("as time passed, at \(time(event.occurredAt))")
         } else {
@@ -138,6 +142,7 @@ enum ConsoleViews {
         case .grantExpired: return ("Grant ended", "warn")
         case .purchaseTransferred:
             return event.transfer?.direction == .outgoing ? ("Purchase moved to another account", "warn") : ("Purchase moved here", "good")
+        case .subscriptionExtended: return ("Renewal date extended by support", "good")
         default: return (event.type.rawValue, "neutral")
         }
     }

@@ -12,6 +12,9 @@ struct SyncStatusReply: JSONWritable {
     let statuses: [NotificationSyncStatus]
     let consumptionAnswered: Bool
     let consumption: ConsumptionResponder.Summary
+    let finishTransactions: Bool
+    let accountLinking: Bool
+    let actions: TransactionActions.Progress?
     let now: Date
 
     func write(to json: inout JSONWriter) {
@@ -68,6 +71,18 @@ struct SyncStatusReply: JSONWritable {
                     }
                 }
             }
+            json.key("transactionActions")
+            json.object { json in
+                json.member("finishTransactions", finishTransactions)
+                json.member("accountLinking", accountLinking)
+                json.member("finished", actions?.finished ?? 0)
+                json.member("linked", actions?.linked ?? 0)
+                json.member("failed", actions?.failed ?? 0)
+                json.member("eventSequence", actions?.sequence)
+                json.member("lastActionAt", actions?.lastActionAt)
+                json.member("lastErrorTransactionId", actions?.lastErrorTransactionId)
+                json.member("lastError", actions?.lastError)
+            }
         }
     }
 }
@@ -78,15 +93,19 @@ extension Endpoints {
     @Sendable func readSyncStatus(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var statuses: [NotificationSyncStatus] = []
         var consumption = ConsumptionResponder.Summary()
+        var actions: TransactionActions.Progress?
         do throws(LedgerError) {
             statuses = try await AppStoreSyncService.statuses(of: ledger, at: now())
             consumption = try await ConsumptionResponder.summary(of: ledger)
+            actions = try await TransactionActions.progress(in: ledger)
         } catch {
             throw APIError.ledger(error, logger: context.logger)
         }
         return JSONReply.response(SyncStatusReply(
             enabled: configuration.isSyncConfigured, interval: Int64(configuration.syncSettings.interval.components.seconds),
-            statuses: statuses, consumptionAnswered: appStore?.consumption != nil, consumption: consumption, now: now()
+            statuses: statuses, consumptionAnswered: appStore?.consumption != nil, consumption: consumption,
+            finishTransactions: appStore != nil && configuration.finishTransactions, accountLinking: appStore != nil && configuration.accountLinking,
+            actions: actions, now: now()
         ))
     }
 }
