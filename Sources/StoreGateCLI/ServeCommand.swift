@@ -40,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body, in bytes (STOREGATE_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: String?
     @Option(name: .customLong("products-file"), help: "Product catalog JSON: types and subscription groups (STOREGATE_PRODUCTS_FILE).") var productsFile: String?
     @Option(name: .customLong("account-token-namespace"), help: "UUID namespace: appAccountToken = UUIDv5(namespace, account) (STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountTokenNamespace: String?
+    @Option(name: .customLong("transfer-policy"), help: "refuse or transfer: another account's proof of an owned purchase is refused (409) or moves the purchase to it (STOREGATE_TRANSFER_POLICY; default refuse).") var transferPolicy: String?
     @Option(name: .customLong("sqlite-synchronous"), help: "normal or full (STOREGATE_SQLITE_SYNCHRONOUS; default normal).") var sqliteSynchronous: String?
     @Option(name: .customLong("postgres-max-connections"), help: "PostgreSQL pool size (STOREGATE_POSTGRES_MAX_CONNECTIONS; default 20).") var postgresMaxConnections: String?
     @Option(name: .customLong("database-timeout-ms"), help: "Longest wait for the database before a request answers 503 retryable (STOREGATE_DATABASE_TIMEOUT_MS; default 2000).") var databaseTimeoutMilliseconds: String?
@@ -76,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
             .appVersions: appVersions, .appAppleIds: appAppleIds, .environments: environments, .trustDirectory: trustDir,
             .ledgerKeysFile: ledgerKeysFile, .sharedSecretFile: sharedSecretFile, .appStoreKeyId: appStoreKeyId,
             .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
-            .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
+            .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .transferPolicy: transferPolicy, .sqliteSynchronous: sqliteSynchronous,
             .postgresMaxConnections: postgresMaxConnections, .databaseTimeout: databaseTimeoutMilliseconds, .logLevel: logLevel,
             .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile, .eventsRetentionDays: eventsRetentionDays, .consoleSessionMinutes: consoleSessionMinutes,
             .consoleSecureCookies: consoleSecureCookies, .appStoreAPIURL: appStoreAPIURL,

@@ -56,6 +56,17 @@ public enum EventJSON {
                     json.member("actor", grant.actor)
                 }
             }
+            if let transfer = event.transfer {
+                json.key("transfer")
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("direction", transfer.direction.rawValue)
+                    json.member("from", transfer.from.rawValue)
+                    json.member("to", transfer.to.rawValue)
+                    json.member("actor", transfer.actor)
+                    json.member("reason", transfer.reason)
+                }
+            }
             if let change = event.change {
                 json.key("change")
                 json.object { json in

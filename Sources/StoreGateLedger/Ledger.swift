@@ -15,8 +15,11 @@ public import StoreGateCore
 /// transaction id form a *family* (renewals, restores, upgrades): the first account to record
 /// any of them owns the family, so renewals accrue to that account, and another account's
 /// attempt is refused with ``LedgerError/Code/ownedByAnotherAccount`` with nothing written
-/// (receipt sharing, replays). A transaction carrying an `appAccountToken` is recorded only
-/// for the account whose token it is (``AppAccountTokenPolicy``).
+/// (receipt sharing, replays) — or, under ``TransferPolicy/transfer``, moves the family to that
+/// account (``LedgerEvent/EventType/purchaseTransferred`` on both). A transaction carrying an
+/// `appAccountToken` is recorded only for the account whose token it is
+/// (``AppAccountTokenPolicy``), and a family holding one never moves to another account.
+/// Support moves a family by hand with ``transfer(_:)``.
 ///
 /// ## Changes from Apple
 /// Refunds and revocations (receipt `cancellation_date`, JWS `revocationDate`, `REFUND` and
@@ -119,6 +122,20 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
 
     /// Every grant of `account` (ended and revoked ones too), newest first.
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant]
+
+    /// Moves a purchase family to an account by hand (support), whatever the
+    /// ``LedgerConfiguration/transferPolicy``: every transaction of the family, its renewals and
+    /// its consumable units (units the old owner already used leave with it as used, so the new
+    /// owner never spends them; `docs/transfers.md`), in one transaction, with a `purchase.transferred` event on both
+    /// accounts naming the actor and the reason. Moving a family to the account that owns it
+    /// changes nothing and says so (``TransferOutcome/isMoved``).
+    ///
+    /// - Throws: ``LedgerError/Code/purchaseNotFound`` (no account owns the family),
+    ///   ``LedgerError/Code/appAccountTokenMismatch`` (a transaction of the family is bound to an
+    ///   `appAccountToken` that is not the account's: it never moves there),
+    ///   ``LedgerError/Code/invalidArgument`` (identifier, reason, actor), or a storage error.
+    @discardableResult
+    func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome
 
     /// What was last announced of each account's entitlements (accounts never announced are
     /// absent).

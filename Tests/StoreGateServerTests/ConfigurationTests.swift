@@ -26,6 +26,7 @@ struct ConfigurationTests {
         #expect(configuration.encryption == nil)
         #expect(configuration.sharedSecret == nil)
         #expect(!configuration.consumption.customerConsented)  // nothing goes to Apple unless the app says so
+        #expect(configuration.transferPolicy == .refuse)  // a purchase stays with its first account unless the operator says so
         #expect(configuration.startupWarnings.contains { $0.contains("STOREGATE_BUNDLE_IDS") })
     }
 
@@ -58,6 +59,7 @@ struct ConfigurationTests {
             "STOREGATE_PRODUCTS_FILE": products.path,
             "STOREGATE_ACCOUNT_TOKEN_NAMESPACE": "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
             "STOREGATE_SQLITE_SYNCHRONOUS": "full",
+            "STOREGATE_TRANSFER_POLICY": "Transfer",
             "STOREGATE_POSTGRES_MAX_CONNECTIONS": "7",
             "STOREGATE_LOG_LEVEL": "debug",
             "STOREGATE_SHUTDOWN_GRACE_SECONDS": "5",
@@ -85,6 +87,7 @@ struct ConfigurationTests {
         #expect(configuration.catalog.products["coins"]?.type == .consumable)
         #expect(configuration.accountTokenPolicy == .nameBased(namespace: UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!))
         #expect(configuration.sqliteSynchronous == .full)
+        #expect(configuration.transferPolicy == .transfer)
         #expect(configuration.postgresMaxConnections == 7)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownGracePeriod == .seconds(5))
@@ -127,6 +130,7 @@ struct ConfigurationTests {
         ("STOREGATE_PRODUCTS_FILE", "/nonexistent/products.json"),
         ("STOREGATE_ACCOUNT_TOKEN_NAMESPACE", "not-a-uuid"),
         ("STOREGATE_SQLITE_SYNCHRONOUS", "off"),
+        ("STOREGATE_TRANSFER_POLICY", "move"),
         ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
         ("STOREGATE_LOG_LEVEL", "verbose"),
         ("STOREGATE_SHUTDOWN_GRACE_SECONDS", "-1"),

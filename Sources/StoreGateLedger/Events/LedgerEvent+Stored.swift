@@ -52,6 +52,17 @@ extension LedgerEvent {
                     json.member("actor", grant.actor)
                 }
             }
+            if let transfer {
+                json.key("transfer")
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("direction", transfer.direction.rawValue)
+                    json.member("from", transfer.from.rawValue)
+                    json.member("to", transfer.to.rawValue)
+                    json.member("actor", transfer.actor)
+                    json.member("reason", transfer.reason)
+                }
+            }
             if let change {
                 json.key("change")
                 json.object { json in
@@ -75,6 +86,7 @@ extension LedgerEvent {
                     json.member("effectiveDate", support.effectiveDate?.ledgerMilliseconds)
                 }
             }
+            // The entitlement stays the last member (``storedJSON(leavingBalanceOpen:)``).
             if let entitlement {
                 json.key("entitlement")
                 json.object { json in
@@ -173,6 +185,18 @@ extension LedgerEvent {
             )
             try inner.check()
         }
+        var transfer: Transfer?
+        if let nested = fields.object("transfer") {
+            var inner = StoredFields(object: nested)
+            guard let direction = Transfer.Direction(rawValue: inner.string("direction") ?? "") else {
+                throw LedgerError(.storage, reason: "a stored transfer event has no direction")
+            }
+            transfer = Transfer(
+                id: inner.string("id") ?? "", direction: direction, from: AccountID(stored: inner.string("from") ?? ""),
+                to: AccountID(stored: inner.string("to") ?? ""), actor: inner.string("actor"), reason: inner.string("reason")
+            )
+            try inner.check()
+        }
         var change: Change?
         if let nested = fields.object("change") {
             var inner = StoredFields(object: nested)
@@ -217,6 +241,7 @@ extension LedgerEvent {
                 return copy
             },
             grant: grant,
+            transfer: transfer,
             change: change,
             support: support
         )

@@ -72,6 +72,20 @@ public struct LedgerEvent: Sendable, Hashable {
         public static let grantRevoked = EventType(rawValue: "grant.revoked")
         /// A grant reached its end (source `time`: the subscription clock appends it).
         public static let grantExpired = EventType(rawValue: "grant.expired")
+        /// A purchase family moved between accounts (``LedgerEvent/transfer``): a restore by
+        /// another account under ``TransferPolicy/transfer``, or support's move
+        /// (``Ledger/transfer(_:)``). Two events, one per account, in the same transaction:
+        /// ``LedgerEvent/Transfer/Direction/outgoing`` on the old owner, whose
+        /// ``LedgerEvent/entitlement`` says it is no longer entitled through the family (for a
+        /// consumable: its balance without the units that left), and
+        /// ``LedgerEvent/Transfer/Direction/incoming`` on the new owner, with what it holds
+        /// now. A receiver revokes on `out` and grants on `in`. A move is a fact about the
+        /// family, not about one of its transactions: both name the family
+        /// (``LedgerEvent/originalTransactionId``) and no ``LedgerEvent/transactionId``, whichever
+        /// transaction was presented, so each transaction's events stay the same whatever order
+        /// its facts arrived in; the facts keep their own events (the family's purchase stays one
+        /// `purchase.recorded`, on the account that first recorded it).
+        public static let purchaseTransferred = EventType(rawValue: "purchase.transferred")
         /// One of the catalog's entitlements flipped or its end moved for the account
         /// (``LedgerEvent/change`` says from what to what; the event's
         /// ``LedgerEvent/productId`` is the entitlement's identifier). Appended after the
@@ -86,8 +100,8 @@ public struct LedgerEvent: Sendable, Hashable {
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
-            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .entitlementChanged,
-            .subscriptionExtended,
+            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .purchaseTransferred,
+            .entitlementChanged, .subscriptionExtended,
         ]
     }
 
@@ -171,6 +185,43 @@ public struct LedgerEvent: Sendable, Hashable {
     public var entitlement: Entitlement?
     /// A grant's events: the grant.
     public var grant: Grant?
+    /// ``EventType/purchaseTransferred``: the move.
+    public var transfer: Transfer?
+
+    /// The move a `purchase.transferred` event is about.
+    public struct Transfer: Sendable, Hashable {
+        /// Which side of the move the event's account is on.
+        public enum Direction: String, Sendable, Hashable {
+            /// The purchase left the account: revoke what it unlocked.
+            case outgoing = "out"
+            /// The purchase came to the account: grant what it unlocks.
+            case incoming = "in"
+        }
+
+        /// The move's id: the same on both events.
+        public var id: String
+        /// `out` on the old owner, `in` on the new one.
+        public var direction: Direction
+        /// The account the family left.
+        public var from: AccountID
+        /// The account the family moved to.
+        public var to: AccountID
+        /// Support's move: the API key's name; `nil` for a restore.
+        public var actor: String?
+        /// Support's move: why; `nil` for a restore.
+        public var reason: String?
+
+        /// Creates a value.
+        public init(id: String, direction: Direction, from: AccountID, to: AccountID, actor: String?, reason: String?) {
+            self.id = id
+            self.direction = direction
+            self.from = from
+            self.to = to
+            self.actor = actor
+            self.reason = reason
+        }
+    }
+
     /// ``EventType/entitlementChanged``: the entitlement before and after.
     public var change: Change?
     /// For `subscription.extended`: what support did at Apple.
@@ -185,6 +236,7 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Now.
         public var after: EntitlementSnapshot.Item
 
+        /// Creates a value.
         public init(entitlement: String, before: EntitlementSnapshot.Item?, after: EntitlementSnapshot.Item) {
             self.entitlement = entitlement
             self.before = before
@@ -248,7 +300,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?, grant: Grant? = nil, change: Change? = nil, support: Support? = nil
+        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil, change: Change? = nil, support: Support? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -271,6 +323,7 @@ public struct LedgerEvent: Sendable, Hashable {
         self.refusal = refusal
         self.entitlement = entitlement
         self.grant = grant
+        self.transfer = transfer
         self.change = change
         self.support = support
     }
@@ -282,6 +335,9 @@ extension LedgerEvent {
     public static let consumptionSource = "consumption"
     /// ``source`` of a grant or its revocation.
     public static let grantSource = "grant"
+    /// ``source`` of support's move of a purchase (``Ledger/transfer(_:)``); a restore's move
+    /// has the presented proof's kind.
+    public static let transferSource = "transfer"
     /// ``source`` of an action support took at Apple.
     public static let supportSource = "support"
 }

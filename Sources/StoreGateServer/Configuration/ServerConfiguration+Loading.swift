@@ -85,6 +85,12 @@ extension ServerConfiguration {
             }
             configuration.accountTokenPolicy = .nameBased(namespace: uuid)
         }
+        if let text = reader.value(.transferPolicy) {
+            guard let policy = TransferPolicy(rawValue: text.lowercased()) else {
+                throw ConfigurationError(Setting.transferPolicy.rawValue, "'\(text)' is not refuse or transfer")
+            }
+            configuration.transferPolicy = policy
+        }
         if let mode = reader.value(.sqliteSynchronous) {
             switch mode.lowercased() {
             case "normal": configuration.sqliteSynchronous = .normal

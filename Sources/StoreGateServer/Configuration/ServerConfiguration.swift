@@ -110,6 +110,9 @@ public struct ServerConfiguration: Sendable {
     public var productsFile: String?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
+    /// What happens when an account presents a purchase another account owns
+    /// (`STOREGATE_TRANSFER_POLICY`: `refuse`, the default, answers 409; `transfer` moves it).
+    public var transferPolicy: TransferPolicy = .refuse
     /// SQLite's durability setting (default `normal`: survives the process being killed).
     public var sqliteSynchronous: SQLiteLedger.Options.Synchronous = .normal
     /// The PostgreSQL connection pool's size.
@@ -179,6 +182,7 @@ public struct ServerConfiguration: Sendable {
             "consumption_requests": isSyncConfigured && consumption.customerConsented ? "answered" : "off",
             "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
+            "transfer_policy": "\(transferPolicy)",
         ]
     }
 }
@@ -206,6 +210,7 @@ extension ServerConfiguration {
         case maxBodyBytes = "STOREGATE_MAX_BODY_BYTES"
         case productsFile = "STOREGATE_PRODUCTS_FILE"
         case accountTokenNamespace = "STOREGATE_ACCOUNT_TOKEN_NAMESPACE"
+        case transferPolicy = "STOREGATE_TRANSFER_POLICY"
         case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
         case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
         case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
