@@ -143,6 +143,12 @@ enum ConsoleViews {
         case .purchaseTransferred:
             return event.transfer?.direction == .outgoing ? ("Purchase moved to another account", "warn") : ("Purchase moved here", "good")
         case .subscriptionExtended: return ("Renewal date extended by support", "good")
+        case .entitlementChanged:
+            guard let change = event.change else { return ("Entitlement changed", "neutral") }
+            if change.after.isActive {
+                return (change.before?.isActive == true ? "Entitlement extended" : "Entitlement active", "good")
+            }
+            return ("Entitlement ended", "warn")
         default: return (event.type.rawValue, "neutral")
         }
     }
