@@ -62,15 +62,7 @@ public struct FirstSightRefresh: PeriodicWorker {
     }
 
     public func round() async throws -> WorkerPace {
-        switch try await step() {
-        case .waitUntil(let date):
-            let seconds = max(0.05, date.timeIntervalSince(now()))
-            return .after(.milliseconds(Int64((seconds * 1000).rounded(.up))))
-        case .idle, .notHolder:
-            return .idle
-        case .progressed:
-            return .again
-        }
+        try await step().pace(now: now())
     }
 
     public func stop() async {
@@ -83,16 +75,7 @@ public struct FirstSightRefresh: PeriodicWorker {
     }
 
     /// What one step did.
-    public enum Step: Sendable, Hashable {
-        /// Events were handled (or skipped) and the place moved.
-        case progressed
-        /// Nothing new in the outbox.
-        case idle
-        /// Another instance follows the stream.
-        case notHolder
-        /// Apple (or the ledger) is unavailable until then; the same event is tried again.
-        case waitUntil(Date)
-    }
+    public typealias Step = OutboxStep
 
     /// One step, a ledger failure answered with a wait of 5 seconds (see ``step()``).
     public func processOnce() async -> Step {

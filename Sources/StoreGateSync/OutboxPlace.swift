@@ -1,5 +1,6 @@
 public import Foundation
 public import StoreGateLedger
+import StoreGateWorkers
 
 /// A worker's place in the ledger's outbox, kept as a leased state: one instance follows the
 /// stream at a time, and a restarted one continues where it stopped. What
@@ -69,5 +70,31 @@ struct OutboxPlace<Place: Codable & Sendable>: Sendable {
         var last: Int64 = 0
         while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
         return last
+    }
+}
+
+/// What one step of an outbox follower (``FirstSightRefresh``, ``TransactionActions``) did.
+public enum OutboxStep: Sendable, Hashable {
+    /// Events were handled (or skipped) and the place moved.
+    case progressed
+    /// Nothing new in the outbox.
+    case idle
+    /// Another instance follows the stream.
+    case notHolder
+    /// Apple (or the ledger) is unavailable until then; the same event is tried again.
+    case waitUntil(Date)
+
+    /// When the worker's next round comes: at once after progress, at the date asked (at least
+    /// 50 ms away), or the worker's interval.
+    func pace(now: Date) -> WorkerPace {
+        switch self {
+        case .waitUntil(let date):
+            let seconds = max(0.05, date.timeIntervalSince(now))
+            return .after(.milliseconds(Int64((seconds * 1000).rounded(.up))))
+        case .idle, .notHolder:
+            return .idle
+        case .progressed:
+            return .again
+        }
     }
 }

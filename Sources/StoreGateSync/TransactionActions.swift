@@ -124,15 +124,7 @@ public struct TransactionActions: PeriodicWorker {
     }
 
     public func round() async throws -> WorkerPace {
-        switch try await step() {
-        case .waitUntil(let date):
-            let seconds = max(0.05, date.timeIntervalSince(now()))
-            return .after(.milliseconds(Int64((seconds * 1000).rounded(.up))))
-        case .idle, .notHolder:
-            return .idle
-        case .progressed:
-            return .again
-        }
+        try await step().pace(now: now())
     }
 
     public func stop() async {
@@ -144,16 +136,7 @@ public struct TransactionActions: PeriodicWorker {
     }
 
     /// What one step did.
-    public enum Step: Sendable, Hashable {
-        /// Events were handled (or skipped) and the place moved.
-        case progressed
-        /// Nothing new in the outbox.
-        case idle
-        /// Another instance follows the stream.
-        case notHolder
-        /// Apple is unavailable until then; the same event is tried again.
-        case waitUntil(Date)
-    }
+    public typealias Step = OutboxStep
 
     /// Handles the events after its place, up to a page, saving the place after each call.
     public func step() async throws(LedgerError) -> Step {
