@@ -104,6 +104,10 @@ public final class AppleStandIn: Sendable {
     ///     nothing, which is the point of the "untrusted server" test).
     ///   - port: The port on 127.0.0.1; 0 (the default) lets the system choose a free one.
     public static func run<T: Sendable>(tls: Bool = false, port: Int = 0, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
+        try await TestServerSlots.withSlot { try await start(tls: tls, port: port, body) }
+    }
+
+    private static func start<T: Sendable>(tls: Bool, port: Int, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
         let standIn = AppleStandIn()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "StoreGate Apple stand-in")
