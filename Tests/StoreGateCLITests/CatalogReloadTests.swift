@@ -7,42 +7,18 @@ import Testing
 struct CatalogReloadTests {
     @Test("SIGHUP applies a changed mapping to existing customers at once; a bad file keeps the old catalog")
     func reloadsOnSIGHUP() async throws {
-        let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
-        let directory = try TemporaryFiles.directory("catalog-reload")
-        let trust = directory.appendingPathComponent("trust")
-        try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-        try Data(try TestCertificateAuthority.shared(.rsa2048).root.der).write(to: trust.appendingPathComponent("root.der"))
-        let products = directory.appendingPathComponent("products.json")
-        try Data(#"{"entitlements": {"pro": {"products": ["something.else"]}}}"#.utf8).write(to: products)
-        let port = try FreePort.next()
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["STOREGATE_PORT"] = String(port)
-        environment["STOREGATE_DATABASE"] = "sqlite:\(directory.appendingPathComponent("ledger.sqlite").path)"
-        environment["STOREGATE_BUNDLE_IDS"] = DiskFullTests.bundleId
-        environment["STOREGATE_TRUST_DIR"] = trust.path
-        environment["STOREGATE_ENVIRONMENTS"] = "test"
-        environment["STOREGATE_API_KEYS"] = "disk:\(DiskFullTests.key)"
-        environment["STOREGATE_PRODUCTS_FILE"] = products.path
-        environment["STOREGATE_LOG_LEVEL"] = "critical"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? await DiskFullTests.send("GET", port, "/readyz"))?.status == 200  // not listening yet: try again
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
+        let serve = try await ServeProcess.start("catalog-reload") { directory in
+            let products = directory.appendingPathComponent("products.json")
+            try Data(#"{"entitlements": {"pro": {"products": ["something.else"]}}}"#.utf8).write(to: products)
+            return ["STOREGATE_PRODUCTS_FILE": products.path]
         }
-        try #require(ready, "storegate serve did not become ready")
-        #expect(try await DiskFullTests.send("POST", port, "/v1/receipts/verify", body: try DiskFullTests.receipt(0)).status == 200)
+        let products = serve.directory.appendingPathComponent("products.json")
+        defer { serve.stop() }
+        let process = serve.process
+        let port = serve.port
+        #expect(try await serve.send("POST", "/v1/receipts/verify", body: try ServeProcess.receipt(0)).status == 200)
         func isActive() async throws -> Bool? {
-            let reply = try await DiskFullTests.send("GET", port, "/v1/accounts/disk-0/entitlements/pro")
+            let reply = try await serve.send("GET", "/v1/accounts/disk-0/entitlements/pro")
             return (reply.json["entitlement"] as? [String: Any])?["isActive"] as? Bool
         }
         #expect(try await isActive() == false)
@@ -66,19 +42,19 @@ struct CatalogReloadTests {
 
         // storegate grant drives the same service: grant, list, revoke; a refusal exits 1.
         let cli = ["--url", "http://127.0.0.1:\(port)"]
-        let key = ["STOREGATE_API_KEY": DiskFullTests.key]
+        let key = ["STOREGATE_API_KEY": ServeProcess.key]
         let granted = try await CLI.run(["grant", "create", "disk-9", "pro", "--duration", "P7D", "--reason", "ticket 7"] + cli, environment: key)
         #expect(granted.status == 0, "\(granted.stderr)")
         let reply = try #require(try JSONSerialization.jsonObject(with: Data(granted.stdout.utf8)) as? [String: Any])
         let grant = try #require(reply["grant"] as? [String: Any])
         let id = try #require(grant["id"] as? String)
-        #expect(grant["grantedBy"] as? String == "disk")
-        let entitled = try await DiskFullTests.send("GET", port, "/v1/accounts/disk-9/entitlements/pro")
+        #expect(grant["grantedBy"] as? String == "serve")
+        let entitled = try await serve.send("GET", "/v1/accounts/disk-9/entitlements/pro")
         #expect((entitled.json["entitlement"] as? [String: Any])?["isActive"] as? Bool == true)
         let listed = try await CLI.run(["grant", "list", "disk-9"] + cli, environment: key)
         #expect(listed.status == 0 && listed.stdout.contains(id))
         let revoked = try await CLI.run(["grant", "revoke", "disk-9", id, "--reason", "resolved"] + cli, environment: key)
-        #expect(revoked.status == 0 && revoked.stdout.contains("\"revokedBy\":\"disk\""), "\(revoked.stdout)")
+        #expect(revoked.status == 0 && revoked.stdout.contains("\"revokedBy\":\"serve\""), "\(revoked.stdout)")
         let unknown = try await CLI.run(["grant", "create", "disk-9", "nothing", "--until", "2099-01-01T00:00:00Z", "--reason", "x"] + cli, environment: key)
         #expect(unknown.status == 1)
         #expect(unknown.stdout.contains("unknown_entitlement"))

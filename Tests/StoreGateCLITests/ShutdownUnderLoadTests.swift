@@ -11,8 +11,6 @@ import Testing
 /// the process exits 0 within its grace period.
 @Suite("storegate serve: SIGTERM under load")
 struct ShutdownUnderLoadTests {
-    static let key = "load-key-0123456789abcdef"
-
     static let curl = ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The load generator: `clients` shell loops, each posting its own receipts with curl (one
@@ -24,7 +22,7 @@ struct ShutdownUnderLoadTests {
         for c in $(seq 0 \(clients - 1)); do
           ( while true; do for i in $(seq $((c * \(perClient))) $((c * \(perClient) + \(perClient) - 1))); do
               code=$(\(curl ?? "curl") -s -o \(directory.path)/reply-$i.json -w '%{http_code}' -H 'Connection: close' \\
-                -H 'Authorization: Bearer \(key)' -H 'Content-Type: application/json' \\
+                -H 'Authorization: Bearer \(ServeProcess.key)' -H 'Content-Type: application/json' \\
                 --data-binary @\(directory.path)/body-$i.json http://127.0.0.1:\(port)/v1/receipts/verify)
               rc=$?
               echo "$i $code $rc"
@@ -38,55 +36,25 @@ struct ShutdownUnderLoadTests {
     @Test("SIGTERM with 12 curl clients sending purchases: every 200 is recorded and nothing unanswered is (no request the service read is cut), exit 0 at once",
           .enabled(if: ShutdownUnderLoadTests.curl != nil, "curl is not installed"))
     func sigtermUnderLoad() async throws {
-        let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
-        let directory = try TemporaryFiles.directory("shutdown")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let trust = directory.appendingPathComponent("trust")
-        try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-        let authority = try TestCertificateAuthority.shared(.rsa2048)
-        try Data(try authority.root.der).write(to: trust.appendingPathComponent("root.der"))
-        let database = directory.appendingPathComponent("ledger.sqlite").path
-        let port = try FreePort.next()
-
         // Distinct purchases, minted off the cooperative threads (minting 240 RSA receipts takes
         // seconds in a debug build, and every other test shares those threads).
-        let bundleId = DiskFullTests.bundleId
-        let bodies: [[String: String]] = try await runBlocking {
+        let authority = try TestCertificateAuthority.shared(.rsa2048)
+        let bodies: [Data] = try await runBlocking {
             let minter = ReceiptMinter(authority: authority)
-            return try (0..<240).map { index in
-                var payload = ReceiptMinter.Payload()
-                payload.bundleId = bundleId
-                payload.creationDate = Date(timeIntervalSince1970: 1_700_000_000)
-                payload.purchases = [.init(productId: "com.example.storegate.pro", transactionId: String(94_000_000_000_000 + index), purchaseDate: Date(timeIntervalSince1970: 1_699_999_000))]
-                return ["receipt": Base64.encode(try minter.mint(payload)), "account": "load-\(index)"]
+            return try (0..<240).map { try JSONSerialization.data(withJSONObject: ServeProcess.receipt($0, base: 94_000_000_000_000, account: "load", minter: minter)) }
+        }
+        let serve = try await ServeProcess.start("shutdown", environment: ["STOREGATE_SHUTDOWN_GRACE_SECONDS": "20"]) { directory in
+            for (index, body) in bodies.enumerated() {
+                try body.write(to: directory.appendingPathComponent("body-\(index).json"))
             }
+            return [:]
         }
-        for (index, body) in bodies.enumerated() {
-            try JSONSerialization.data(withJSONObject: body).write(to: directory.appendingPathComponent("body-\(index).json"))
-        }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["STOREGATE_PORT"] = String(port)
-        environment["STOREGATE_DATABASE"] = "sqlite:\(database)"
-        environment["STOREGATE_BUNDLE_IDS"] = DiskFullTests.bundleId
-        environment["STOREGATE_TRUST_DIR"] = trust.path
-        environment["STOREGATE_ENVIRONMENTS"] = "test"
-        environment["STOREGATE_API_KEYS"] = "load:\(Self.key)"
-        environment["STOREGATE_SHUTDOWN_GRACE_SECONDS"] = "20"
-        environment["STOREGATE_LOG_LEVEL"] = "critical"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var ready = false
-        for _ in 0..<200 where !ready {
-            ready = (try? await DiskFullTests.send("GET", port, "/readyz"))?.status == 200  // not listening yet: try again
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(ready, "storegate serve did not become ready")
+        defer { serve.stop() }
+        let process = serve.process
+        let directory = serve.directory
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = serve.port
+        let database = serve.database
 
         // The load: 12 clients, each through its own 20 purchases (again and again) until the
         // service stops answering.

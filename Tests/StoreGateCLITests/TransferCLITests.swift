@@ -8,46 +8,19 @@ import Testing
 struct TransferCLITests {
     @Test("a restore by another account moves the purchase; storegate transfer moves it back, again is a no-op, refusals exit 1")
     func transferPolicyAndCommand() async throws {
-        let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
-        let directory = try TemporaryFiles.directory("transfer-cli")
-        let trust = directory.appendingPathComponent("trust")
-        try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-        try Data(try TestCertificateAuthority.shared(.rsa2048).root.der).write(to: trust.appendingPathComponent("root.der"))
-        let port = try FreePort.next()
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--transfer-policy", "transfer"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["STOREGATE_PORT"] = String(port)
-        environment["STOREGATE_DATABASE"] = "sqlite:\(directory.appendingPathComponent("ledger.sqlite").path)"
-        environment["STOREGATE_BUNDLE_IDS"] = DiskFullTests.bundleId
-        environment["STOREGATE_TRUST_DIR"] = trust.path
-        environment["STOREGATE_ENVIRONMENTS"] = "test"
-        environment["STOREGATE_API_KEYS"] = "disk:\(DiskFullTests.key)"
-        environment["STOREGATE_LOG_LEVEL"] = "critical"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-
-        var ready = false
-        for _ in 0..<200 where !ready {
-            ready = (try? await DiskFullTests.send("GET", port, "/readyz"))?.status == 200  // not listening yet: try again
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        try #require(ready, "storegate serve did not become ready")
+        let serve = try await ServeProcess.start("transfer-cli", arguments: ["--transfer-policy", "transfer"])
+        defer { serve.stop() }
+        let port = serve.port
         func owns(_ account: String) async throws -> Bool {
-            let reply = try await DiskFullTests.send("GET", port, "/v1/accounts/\(account)/entitlements")
+            let reply = try await serve.send("GET", "/v1/accounts/\(account)/entitlements")
             return (reply.json["entitledProductIds"] as? [String])?.contains("com.example.storegate.pro") == true
         }
 
         // disk-0 buys; disk-5 restores the same receipt: under --transfer-policy transfer it moves.
-        var receipt = try DiskFullTests.receipt(0)
-        #expect(try await DiskFullTests.send("POST", port, "/v1/receipts/verify", body: receipt).status == 200)
+        var receipt = try ServeProcess.receipt(0)
+        #expect(try await serve.send("POST", "/v1/receipts/verify", body: receipt).status == 200)
         receipt["account"] = "disk-5"
-        let restored = try await DiskFullTests.send("POST", port, "/v1/receipts/verify", body: receipt)
+        let restored = try await serve.send("POST", "/v1/receipts/verify", body: receipt)
         #expect(restored.status == 200)
         #expect((restored.json["recorded"] as? [String: Any])?["transferredOriginalTransactionIds"] as? [String] == ["93000000000000"])
         #expect(try await owns("disk-5"))
@@ -55,7 +28,7 @@ struct TransferCLITests {
 
         // Support moves it back with the CLI.
         let cli = ["--url", "http://127.0.0.1:\(port)", "--environment", "test", "--reason", "ticket 8: wrong account"]
-        let key = ["STOREGATE_API_KEY": DiskFullTests.key]
+        let key = ["STOREGATE_API_KEY": ServeProcess.key]
         let moved = try await CLI.run(["transfer", "disk-0", "93000000000000"] + cli, environment: key)
         #expect(moved.status == 0, "\(moved.stderr)")
         let reply = try #require(try JSONSerialization.jsonObject(with: Data(moved.stdout.utf8)) as? [String: Any])
@@ -66,11 +39,11 @@ struct TransferCLITests {
         #expect(again.status == 0 && again.stdout.contains("\"isMoved\":false"), "\(again.stdout)")
 
         // The move is in the event stream, with the key's name and the reason.
-        let events = try await DiskFullTests.send("GET", port, "/v1/events")
+        let events = try await serve.send("GET", "/v1/events")
         let moves = (events.json["events"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "purchase.transferred" }
         #expect(moves.count == 4, "out and in for the restore, then for the move back")
         let last = try #require(moves.last?["transfer"] as? [String: Any])
-        #expect(last["direction"] as? String == "in" && last["actor"] as? String == "disk" && last["reason"] as? String == "ticket 8: wrong account")
+        #expect(last["direction"] as? String == "in" && last["actor"] as? String == "serve" && last["reason"] as? String == "ticket 8: wrong account")
 
         let unknown = try await CLI.run(["transfer", "disk-0", "1"] + cli, environment: key)
         #expect(unknown.status == 1)
