@@ -158,15 +158,14 @@ enum LedgerBenchmark {
         return catalog
     }()
 
-    /// The one-entitlement check an app makes per request: the account's holdings and grants,
-    /// derived through the catalog for one entitlement (as `GET …/entitlements/{entitlement}`).
+    /// The one-entitlement check an app makes per request: the account's holdings and grants
+    /// (``Ledger/entitlementFacts(for:at:)``, one round trip on PostgreSQL), derived through the catalog for one entitlement (as `GET …/entitlements/{entitlement}`).
     private static func check(_ ledger: any Ledger, label: String, readers: Int, count: Int, accounts: Int, catalog: ProductCatalog) async throws {
         let now = t0.addingTimeInterval(Double(count))
         let (seconds, latencies) = try await measure(tasks: readers, indices: 0..<count) { index in
             let account = try LedgerStressCommand.account("acct-\((index &* 2_654_435_761) % accounts)")
-            let holdings = try await ledger.entitlements(for: account, at: now)
-            let grants = try await ledger.grants(for: account)
-            guard EntitlementResolver.resolve("pro", holdings: holdings, catalog: catalog, grants: grants, at: now) != nil else {
+            let facts = try await ledger.entitlementFacts(for: account, at: now)
+            guard EntitlementResolver.resolve("pro", holdings: facts.holdings, catalog: catalog, grants: facts.grants, at: now) != nil else {
                 throw CLIError("the catalog lost its pro entitlement")
             }
         }

@@ -74,6 +74,11 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore {
     /// Everything `account` holds at `date` (pass the injected clock's now).
     func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements
 
+    /// ``entitlements(for:at:)`` and ``grants(for:)`` together: what the one-entitlement check
+    /// on every app request reads. PostgreSQL answers it in one round trip; the default reads
+    /// one and then the other.
+    func entitlementFacts(for account: AccountID, at date: Date) async throws(LedgerError) -> EntitlementFacts
+
     /// The balance of one consumable for `account` (zero when it has none).
     func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance
 
@@ -267,6 +272,10 @@ extension LedgerPlanner {
 }
 
 extension Ledger {
+    public func entitlementFacts(for account: AccountID, at date: Date) async throws(LedgerError) -> EntitlementFacts {
+        EntitlementFacts(holdings: try await entitlements(for: account, at: date), grants: try await grants(for: account))
+    }
+
     /// A read the store must answer: the lookup of a transaction that does not exist.
     public func checkHealth() async throws(LedgerError) {
         _ = try await transaction("storegate-health-probe", in: .production)

@@ -211,29 +211,65 @@ extension PostgresLedger {
     static func loadAccount(_ connection: PostgresConnection, _ account: AccountID, logger: Logger) async throws -> AccountRecords {
         var records = AccountRecords()
         for row in try await execute(AccountSQL.self, connection, [.text(account.rawValue)], logger: logger) {
-            switch try row.text(0) {
-            case "t":
-                records.transactions.append(try decodeTransaction(row, offset: 1).value)
-            case "r":
-                let renewal = try decodeRenewal(row)
-                records.renewals[renewal.key] = renewal
-            case "n":
-                records.notifications.append(RecordedNotification(
-                    notificationUUID: try row.text(2),
-                    notificationType: try row.text(7),
-                    subtype: try row.optionalText(9),
-                    signedDate: Date(ledgerMilliseconds: try row.integer(11)),
-                    environment: AppStoreEnvironment(rawValue: try row.text(1)),
-                    transactionId: try row.optionalText(17),
-                    originalTransactionId: try row.optionalText(3)
-                ))
-            default:
-                records.balances.append(ConsumableBalance(
-                    productId: try row.text(6), purchased: try row.int(10), refunded: try row.int(11), consumed: try row.int(12)
-                ))
-            }
+            try take(row, into: &records)
         }
         return records
+    }
+
+    /// ``loadAccount(_:_:logger:)`` and the account's grants, newest first, in one statement.
+    static func loadAccountWithGrants(_ connection: PostgresConnection, _ account: AccountID, logger: Logger) async throws -> (AccountRecords, [EntitlementGrant]) {
+        var records = AccountRecords()
+        var grants: [EntitlementGrant] = []
+        for row in try await execute(AccountWithGrantsSQL.self, connection, [.text(account.rawValue)], logger: logger) {
+            if try row.text(0) == "g" {
+                grants.append(try shapedGrant(row))
+            } else {
+                try take(row, into: &records)
+            }
+        }
+        grants.sort { ($0.startsAt, $0.id) > ($1.startsAt, $1.id) }
+        return (records, grants)
+    }
+
+    /// Where a grant's columns sit in the shaped rows: texts, then its three instants.
+    static let grantShape: [Int: String] = [
+        0: "g.id", 1: "g.account_id", 2: "g.entitlement", 3: "g.reason", 4: "g.granted_by", 5: "g.idempotency_key",
+        6: "g.revoked_by", 8: "g.revocation_reason", 9: "g.starts_at", 10: "g.expires_at", 11: "g.revoked_at",
+    ]
+
+    /// A grant from a row of kind `g` (``grantShape``, one column later for `kind`).
+    private static func shapedGrant(_ row: PostgresRandomAccessRow) throws -> EntitlementGrant {
+        EntitlementGrant(
+            id: try row.text(1), account: AccountID(stored: try row.text(2)), entitlement: try row.text(3),
+            startsAt: Date(ledgerMilliseconds: try row.integer(10)), expiresAt: Date(ledgerMilliseconds: try row.integer(11)), reason: try row.text(4),
+            grantedBy: try row.text(5), idempotencyKey: try row.text(6), revokedAt: try row.optionalDate(12), revokedBy: try row.optionalText(7),
+            revocationReason: try row.optionalText(9)
+        )
+    }
+
+    /// Adds one row of ``accountStatement`` to `records`.
+    private static func take(_ row: PostgresRandomAccessRow, into records: inout AccountRecords) throws {
+        switch try row.text(0) {
+        case "t":
+            records.transactions.append(try decodeTransaction(row, offset: 1).value)
+        case "r":
+            let renewal = try decodeRenewal(row)
+            records.renewals[renewal.key] = renewal
+        case "n":
+            records.notifications.append(RecordedNotification(
+                notificationUUID: try row.text(2),
+                notificationType: try row.text(7),
+                subtype: try row.optionalText(9),
+                signedDate: Date(ledgerMilliseconds: try row.integer(11)),
+                environment: AppStoreEnvironment(rawValue: try row.text(1)),
+                transactionId: try row.optionalText(17),
+                originalTransactionId: try row.optionalText(3)
+            ))
+        default:
+            records.balances.append(ConsumableBalance(
+                productId: try row.text(6), purchased: try row.int(10), refunded: try row.int(11), consumed: try row.int(12)
+            ))
+        }
     }
 
     // MARK: Storing

@@ -186,6 +186,18 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    /// The account's holdings and grants in one statement (``AccountWithGrantsSQL``): one round
+    /// trip and one pooled connection for the check an app makes on every request.
+    public func entitlementFacts(for account: AccountID, at date: Date) async throws(LedgerError) -> EntitlementFacts {
+        try await metrics.measureQuery { () throws(LedgerError) in
+            let logger = self.logger
+            let (records, grants) = try await withConnection { connection in
+                try await Self.loadAccountWithGrants(connection, account, logger: logger)
+            }
+            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: records, at: date), grants: grants)
+        }
+    }
+
     public func balance(of productId: String, for account: AccountID) async throws(LedgerError) -> ConsumableBalance {
         try LedgerPlanner.checkProductId(productId)
         return try await withConnection { connection in

@@ -34,6 +34,15 @@ enum AccountSQL: LedgerStatementSQL {
     static let sql = "SELECT * FROM ledger_account_v1($1)"
 }
 
+/// ``AccountSQL``'s rows and the account's grants (kind `g`, ``PostgresLedger/grantShape``):
+/// the one-entitlement check in one round trip.
+enum AccountWithGrantsSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_account_grants_v1"
+    static var sql: String {
+        "SELECT * FROM ledger_account_v1($1) UNION ALL " + PostgresLedger.shaped("g", PostgresLedger.grantShape) + " FROM ledger_grants g WHERE g.account_id = $1"
+    }
+}
+
 enum BalanceSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_balance_v1"
     static let sql = "SELECT purchased, refunded, consumed FROM ledger_balances WHERE account_id = $1 AND product_id = $2"

@@ -39,6 +39,35 @@ extension LedgerTests {
             }
         }
 
+        @Test("entitlementFacts reads what entitlements(for:at:) and grants(for:) read: purchases, renewals, balances, live, ended and revoked grants, newest first", arguments: LedgerBackend.all)
+        func factsReadTogether(backend: LedgerBackend) async throws {
+            try await backend.withLedger { ledger async throws in
+                // Nothing yet: empty holdings, no grants (PostgreSQL's statement then returns no row at all).
+                let empty = try await ledger.entitlementFacts(for: alice, at: Purchases.date(3))
+                #expect(empty.holdings == (try await ledger.entitlements(for: alice, at: Purchases.date(3))) && empty.grants.isEmpty)
+
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("f1")), for: alice)
+                try await ledger.record(Purchases.proof(Purchases.consumable("f2", quantity: 3)), for: alice)
+                try await ledger.record(Purchases.proof(Purchases.period("f3", original: "f3", start: 0)), for: alice)
+                let first = try await ledger.grant(request("k1")).grant
+                let second = try await ledger.grant(GrantRequest(account: alice, entitlement: "plus", term: .until(Purchases.date(5)), reason: "goodwill", grantedBy: "support", idempotencyKey: "k2", startsAt: Purchases.date(2))).grant
+                let third = try await ledger.grant(GrantRequest(account: alice, entitlement: "pro", term: .duration(.seconds(3600)), reason: "outage", grantedBy: "ops", idempotencyKey: "k3", startsAt: Purchases.date(2))).grant
+                _ = try await ledger.revokeGrant(third.id, of: alice, by: "lead", reason: "double", at: Purchases.date(3))
+                _ = try await ledger.grant(request("k4", for: bob))
+
+                for date in [Purchases.date(1), Purchases.date(4), Purchases.date(40)] {
+                    let facts = try await ledger.entitlementFacts(for: alice, at: date)
+                    #expect(facts.holdings == (try await ledger.entitlements(for: alice, at: date)))
+                    #expect(facts.grants == (try await ledger.grants(for: alice)))
+                }
+                let facts = try await ledger.entitlementFacts(for: alice, at: Purchases.date(4))
+                #expect(Set(facts.grants.map(\.id)) == [first.id, second.id, third.id])
+                #expect(facts.grants.first { $0.id == third.id }?.revokedBy == "lead")
+                #expect(facts.holdings.balance(of: "coins") == 3)
+                #expect(facts.holdings.isEntitled(to: "pro.lifetime"))
+            }
+        }
+
         static let invalid: [(GrantRequest.Term, String, String, String)] = [
             (.duration(.seconds(0)), "pro", "why", "k"),
             (.until(Purchases.date(1)), "pro", "why", "k"),

@@ -54,9 +54,8 @@ extension Endpoints {
     /// Everything the account holds now.
     @Sendable func readEntitlements(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let account = try Self.account(try Self.pathParameter("account", context), field: "account")
-        async let grants = grants(account, context: context)
-        let holdings = try await entitlements(account, context: context)
-        return JSONReply.response(entitlementsReply(holdings, grants: try await grants))
+        let facts = try await entitlementFacts(account, context: context)
+        return JSONReply.response(entitlementsReply(facts.holdings, grants: facts.grants))
     }
 
     /// The reply of an account's holdings with the catalog's entitlements derived from them and
@@ -78,9 +77,9 @@ extension Endpoints {
         guard catalog.entitlements[identifier] != nil else {
             throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
         }
-        async let grants = grants(account, context: context)
-        let holdings = try await entitlements(account, context: context)
-        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, grants: try await grants, at: holdings.date) else {
+        let facts = try await entitlementFacts(account, context: context)
+        let holdings = facts.holdings
+        guard let entitlement = EntitlementResolver.resolve(identifier, holdings: holdings, catalog: catalog, grants: facts.grants, at: holdings.date) else {
             throw APIError(.notFound, .unknownEntitlement, "the catalog defines no entitlement '\(identifier.prefix(64))'", field: "entitlement")
         }
         return JSONReply.response(EntitlementCheckReply(account: account.rawValue, asOf: holdings.date, entitlement: entitlement))

@@ -65,6 +65,15 @@ struct Endpoints: Sendable {
         }
     }
 
+    /// The account's holdings and grants, read together (one round trip on PostgreSQL).
+    func entitlementFacts(_ account: AccountID, context: StoreGateRequestContext) async throws(APIError) -> EntitlementFacts {
+        do throws(LedgerError) {
+            return try await ledger.entitlementFacts(for: account, at: now())
+        } catch {
+            throw APIError.ledger(error, logger: context.logger)
+        }
+    }
+
     /// Runs a verification and counts it by kind and outcome: `invalid` for a refused proof,
     /// `refused` when the ledger refused a genuine one, `error` for anything else.
     func measured<T>(_ kind: String, _ body: () async throws(APIError) -> T) async throws(APIError) -> T {
