@@ -332,6 +332,7 @@ let package = Package(
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
                 "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

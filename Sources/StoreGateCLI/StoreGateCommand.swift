@@ -14,6 +14,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             WebhookCommand.self,
             SyncCommand.self,
             GrantCommand.self,
+            KeysCommand.self,
         ]
     )
 }

@@ -27,6 +27,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case cursorExpired = "cursor_expired"
             case corruptState = "corrupt_state"
             case grantNotFound = "grant_not_found"
+            case alreadyExists = "already_exists"
+            case concurrentUpdate = "concurrent_update"
         }
 
         private let backing: Backing
@@ -74,6 +76,11 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let corruptState = Code(.corruptState)
         /// The account has no grant of that id.
         public static let grantNotFound = Code(.grantNotFound)
+        /// A webhook endpoint or API key of that name already exists.
+        public static let alreadyExists = Code(.alreadyExists)
+        /// The record changed since it was read (another instance or request updated it): read
+        /// it again and retry.
+        public static let concurrentUpdate = Code(.concurrentUpdate)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }

@@ -16,7 +16,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// `GET /v1/events`.
     case eventsRead = "events.read"
     /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`,
-    /// `GET /v1/webhooks/endpoints`, `POST /v1/webhooks/endpoints/{endpoint}/enable`.
+    /// `GET/POST /v1/webhooks/endpoints`, `GET/PATCH/DELETE /v1/webhooks/endpoints/{endpoint}`,
+    /// `POST /v1/webhooks/endpoints/{endpoint}/enable` and `…/test`.
     case webhooksManage = "webhooks.manage"
     /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
     case console = "console"
@@ -29,6 +30,9 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
     /// console's grant form.
     case grantsManage = "grants.manage"
+    /// Creating, listing and revoking API keys (`/v1/keys`). A key may only create keys with
+    /// permissions it holds itself.
+    case keysManage = "keys.manage"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
