@@ -234,8 +234,8 @@ extension Endpoints {
             name: body.name, url: body.url, secrets: body.secrets ?? [generated ?? ""], types: body.types, isPaused: body.isPaused, source: .api,
             createdAt: at, updatedAt: at
         )
-        try Self.validate(endpoint)
         try await checkWebhookURL(body.url)
+        try Self.validate(endpoint)
         let created: Bool
         do throws(LedgerError) {
             created = try await ledger.createWebhookEndpoint(endpoint)
