@@ -77,8 +77,11 @@ public enum WebhookAddressClass: String, Sendable, Hashable, CaseIterable {
 public struct WebhookAddressError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The stable snake-case code (the API's error code).
         public let rawValue: String
+        /// A code from its text.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// ``rawValue``.
         public var description: String { rawValue }
 
         /// Not an `http(s)://host/…` URL.
@@ -104,8 +107,11 @@ public struct WebhookAddressError: Error, Sendable, Hashable, CustomStringConver
         self.addressClass = addressClass
     }
 
+    /// Equal by code.
     public static func == (lhs: WebhookAddressError, rhs: WebhookAddressError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the code.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// `code: reason`.
     public var description: String { "\(code): \(reason)" }
 }
 

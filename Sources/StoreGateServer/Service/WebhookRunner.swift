@@ -12,14 +12,14 @@ import StoreGateWorkers
 /// ones (`STOREGATE_WEBHOOKS_FILE`) are seeded into the ledger at start-up.
 struct WebhookRunner: Service {
     let service: WebhookDeliveryService
-    let transport: AsyncHTTPClientTransport
+    let transport: LazyWebhookTransport
     let workers: WorkerGroup
 
     /// The runner (its workers wait at `gate`).
     init(configuration: ServerConfiguration, ledger: any Ledger, gate: StartGate, registry: WorkerRegistry, metrics: ServerMetrics, logger: Logger) {
         var transportConfiguration = AsyncHTTPClientTransport.Configuration()
         transportConfiguration.readTimeout = configuration.webhookPolicy.attemptTimeout
-        transport = AsyncHTTPClientTransport(configuration: transportConfiguration, logger: logger)
+        transport = LazyWebhookTransport(configuration: transportConfiguration, logger: logger)
         service = WebhookDeliveryService(
             store: ledger, source: .ledger(ledger), transport: transport, policy: configuration.webhookPolicy,
             addressPolicy: configuration.webhookAddressPolicy, logger: logger, metrics: metrics.instrumentFactory, registry: registry
