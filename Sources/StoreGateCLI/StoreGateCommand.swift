@@ -13,8 +13,10 @@ struct StoreGateCommand: AsyncParsableCommand {
             AppStoreCommand.self,
             WebhookCommand.self,
             SyncCommand.self,
+            OffersCommand.self,
             GrantCommand.self,
             KeysCommand.self,
+            TransferCommand.self,
         ]
     )
 }

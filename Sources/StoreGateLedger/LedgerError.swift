@@ -29,6 +29,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case grantNotFound = "grant_not_found"
             case alreadyExists = "already_exists"
             case concurrentUpdate = "concurrent_update"
+            case purchaseNotFound = "purchase_not_found"
         }
 
         private let backing: Backing
@@ -81,6 +82,9 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The record changed since it was read (another instance or request updated it): read
         /// it again and retry.
         public static let concurrentUpdate = Code(.concurrentUpdate)
+        /// No account owns a purchase family with that original transaction id in that
+        /// environment (``Ledger/transfer(_:)``: unknown, or known only from notifications).
+        public static let purchaseNotFound = Code(.purchaseNotFound)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
@@ -115,6 +119,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - productId: The product concerned, if any.
     ///   - available: The available balance, for ``Code/insufficientBalance``.
     ///   - isRetryable: Whether the same call may succeed later.
+    ///   - file: The source file that raises it (the caller's, by default).
+    ///   - line: The source line that raises it (the caller's, by default).
     public init(
         _ code: Code,
         reason: String,

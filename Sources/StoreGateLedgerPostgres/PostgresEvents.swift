@@ -344,18 +344,13 @@ enum LoadWithEventsSQL: LedgerStatementSQL {
 }
 
 enum ApplyWithEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_apply_v4"
-    static let sql = "SELECT ledger_apply_v4($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
+    static let name = "storegate_ledger_apply_v5"
+    static let sql = "SELECT ledger_apply_v5($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
 }
 
 enum ConsumeWithEventSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_consume_v2"
     static let sql = "SELECT * FROM ledger_consume_v2($1, $2, $3, $4, $5, $6, $7)"
-}
-
-enum SequenceEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_sequence_events_v2"
-    static let sql = "SELECT ledger_sequence_events_v2(10000)"
 }
 
 enum SnapshotXmaxSQL: LedgerStatementSQL {

@@ -9,9 +9,10 @@ import Synchronization
 /// PostgresNIO's `PostgresClient` connection pool.
 ///
 /// Every invariant is enforced by the database, not by process memory. Recording is two
-/// round trips: `ledger_load_v1` reads the rows the change touches, the shared planner decides,
-/// and `ledger_apply_v1` (PL/pgSQL functions created by the migrations) writes the plan in
-/// one implicit transaction after checking, under row locks, that what the plan read has not
+/// round trips: a load function reads the rows the change touches (``LoadWithEventsSQL``), the
+/// shared planner decides, and the apply function (``ApplyWithEventsSQL``; PL/pgSQL functions
+/// created by the migrations, ``PostgresFunctions``) writes the plan and its events in one
+/// implicit transaction after checking, under row locks, that what the plan read has not
 /// changed (transaction revisions, unowned families); primary keys refuse a second insert of
 /// the same transaction, family or notification. A failed check or a lost insert race
 /// (`serialization_failure`, `unique_violation`) makes the client read again, plan again

@@ -211,6 +211,29 @@ enum PostgresSchema {
             "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
             "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
         ]),
+        Migration(version: 12, description: "purchase transfers between accounts; ledger_apply_v5 moves families", statements: [
+            // One row per move of a family: the audit (who, why, from where) and the consumed
+            // units of the old owner that went with a consumable, which the integrity check adds
+            // to the consumptions behind each balance. The owner itself is the family's row.
+            """
+            CREATE TABLE ledger_transfers (
+                id TEXT PRIMARY KEY,
+                environment TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                transferred_at BIGINT NOT NULL,
+                source TEXT NOT NULL,
+                actor TEXT,
+                reason TEXT,
+                product_id TEXT,
+                units BIGINT NOT NULL CHECK (units >= 0),
+                refunded_units BIGINT NOT NULL CHECK (refunded_units >= 0),
+                consumed_moved BIGINT NOT NULL CHECK (consumed_moved >= 0 AND consumed_moved <= units)
+            )
+            """,
+            PostgresFunctions.applyWithTransfers,
+        ]),
         Migration(version: 13, description: "webhook endpoints and API keys managed live", statements: [
             """
             CREATE TABLE ledger_webhook_endpoints (

@@ -29,24 +29,9 @@ struct PreparedLedgerStatement<SQL: LedgerStatementSQL>: PostgresPreparedStateme
     }
 }
 
-enum LoadSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_load_v1"
-    static let sql = "SELECT * FROM ledger_load_v1($1, $2, $3, $4, $5)"
-}
-
-enum ApplySQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_apply_v1"
-    static let sql = "SELECT ledger_apply_v1($1::jsonb)"
-}
-
 enum AccountSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_account_v1"
     static let sql = "SELECT * FROM ledger_account_v1($1)"
-}
-
-enum ConsumeSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_consume_v1"
-    static let sql = "SELECT * FROM ledger_consume_v1($1, $2, $3, $4, $5)"
 }
 
 enum BalanceSQL: LedgerStatementSQL {

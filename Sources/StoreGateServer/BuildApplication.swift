@@ -130,6 +130,7 @@ public func buildApplication(
         app.addServices(sync)
     }
     let firstSight = sync?.firstSight
+    let transactionActions = sync?.transactionActions
     app.beforeServerStarts {
         try await opened.prepare()
         // The configured webhook endpoints join the ledger's (once: an endpoint of that name
@@ -144,7 +145,8 @@ public func buildApplication(
             throw ConfigurationError(ServerConfiguration.Setting.webhooksFile.rawValue, "cannot store the configured webhook endpoints: \(error.code): \(error.reason)")
         }
         // Before the first request: every fact recorded from now on is after the followers' places.
-        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace)] {
+        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace),
+                                  ("transaction actions", transactionActions?.initializePlace)] {
             guard let initialize else { continue }
             do throws(LedgerError) {
                 // A busy database may miss one operation's deadline at start-up: try for 15 s, as

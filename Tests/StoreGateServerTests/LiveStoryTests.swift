@@ -190,6 +190,8 @@ final class SlowLedger: Ledger {
     func apiKeys() async throws(LedgerError) -> [StoredAPIKey] { try await base.apiKeys() }
     func revokeAPIKey(named name: String, at date: Date) async throws(LedgerError) -> StoredAPIKey? { try await base.revokeAPIKey(named: name, at: date) }
     func recordAPIKeyUses(_ uses: [String: Date]) async throws(LedgerError) { try await base.recordAPIKeyUses(uses) }
+    func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome { try await base.transfer(request) }
+    func recordSupportAction(_ action: SupportAction) async throws(LedgerError) { try await base.recordSupportAction(action) }
 
     func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
         try await base.entitlementSnapshots(for: accounts)
