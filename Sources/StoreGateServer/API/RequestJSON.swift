@@ -44,6 +44,7 @@ struct RequestObject {
         }
     }
 
+    /// An array of strings, or `nil` when the member is absent or null.
     func optionalStrings(_ key: String) throws(APIError) -> [String]? {
         switch object[key] {
         case .none, .null?: return nil
@@ -72,31 +73,6 @@ struct RequestObject {
         case .none, .null?: return nil
         case .object(let nested)?: return RequestObject(path: name(key), object: nested)
         case let other?: throw wrongType(key, "an object", other)
-        }
-    }
-
-    func optionalBool(_ key: String) throws(APIError) -> Bool? {
-        switch object[key] {
-        case .none, .null?: return nil
-        case .bool(let value)?: return value
-        case let other?: throw wrongType(key, "true or false", other)
-        }
-    }
-
-    /// An array of strings, or `nil` when the member is absent or null.
-    func optionalStrings(_ key: String) throws(APIError) -> [String]? {
-        switch object[key] {
-        case .none, .null?: return nil
-        case .array(let values)?:
-            var strings: [String] = []
-            for value in values {
-                guard case .string(let string) = value else {
-                    throw APIError.badField(name(key), .invalidField, "'\(name(key))' must be an array of strings")
-                }
-                strings.append(string)
-            }
-            return strings
-        case let other?: throw wrongType(key, "an array of strings", other)
         }
     }
 
