@@ -82,6 +82,13 @@ struct LiveAdminInstancesTests {
         }
     }
 
+    /// How many rounds the instance's endpoint supervisor (`webhooks_endpoints`, which follows
+    /// the ledger's endpoints) has completed, from `/readyz`.
+    static func supervisorRounds(_ client: some TestClientProtocol) async throws -> Int {
+        let workers = member(try await client.send(.get, "/readyz").json, "checks", "workers", "workers") as? [[String: Any]] ?? []
+        return workers.first { $0["name"] as? String == "webhooks_endpoints" }?["rounds"] as? Int ?? -1
+    }
+
     @Test("an endpoint added on one instance is delivered to by whichever instance claims; paused on one, no instance sends", arguments: backends)
     func sharedEndpoints(backend: Backend) async throws {
         try await WebhookReceiver.run(secret: LiveWebhookEndpointTests.secret) { receiver in
@@ -112,9 +119,22 @@ struct LiveAdminInstancesTests {
                         let listed = try await b.send(.get, "/v1/webhooks/endpoints/shared", key: LiveAdminTests.hooksKey)
                         #expect(try listed.json["source"] as? String == "api")
 
-                        // Paused through B: after both instances saw it, nothing more is sent.
+                        // Everything owed so far delivered: no earlier event arrives late and counts
+                        // as sent while paused.
+                        #expect(try await LiveWebhookEndpointTests.waitUntil {
+                            let one = try await a.send(.get, "/v1/webhooks/endpoints/shared", key: LiveAdminTests.hooksKey)
+                            return member(try one.json, "backlog", "pending") as? Int == 0
+                        }, "the events before the pause are delivered")
+
+                        // Paused through B: after both instances saw it (each one's endpoint
+                        // supervisor completed two rounds since), nothing more is sent.
+                        let roundsBefore = (a: try await Self.supervisorRounds(a), b: try await Self.supervisorRounds(b))
                         #expect(try await b.send(.patch, "/v1/webhooks/endpoints/shared", key: LiveAdminTests.hooksKey, body: try TestData.json(["paused": true])).status == .ok)
-                        try await Task.sleep(for: .milliseconds(500))
+                        #expect(try await LiveWebhookEndpointTests.waitUntil {
+                            let roundsA = try await Self.supervisorRounds(a)
+                            let roundsB = try await Self.supervisorRounds(b)
+                            return roundsA >= roundsBefore.a + 2 && roundsB >= roundsBefore.b + 2
+                        }, "both instances followed the endpoints since the pause")
                         let before = receiver.received.count
                         try await a.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(
                             try TestData.receipt(transactionPrefix: "83000000"), account: "paused"
