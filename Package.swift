@@ -354,6 +354,8 @@ let package = Package(
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
                 "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
+                "StoreGateOffers",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

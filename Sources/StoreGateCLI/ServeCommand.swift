@@ -47,6 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (STOREGATE_LOG_LEVEL; default info).") var logLevel: String?
     @Option(name: .customLong("shutdown-grace-seconds"), help: "Longest graceful shutdown (STOREGATE_SHUTDOWN_GRACE_SECONDS; default 30).") var shutdownGraceSeconds: String?
     @Option(name: .customLong("webhooks-file"), help: "Webhook endpoints JSON: {\"endpoints\": [{\"name\", \"url\", \"secrets\": [\"…\"] (or \"secret\"), \"types\"}]} (STOREGATE_WEBHOOKS_FILE; docs/webhooks-signatures.md).") var webhooksFile: String?
+    @Option(name: .customLong("webhook-allow-private"), help: "1: webhook URLs may reach loopback, private and link-local addresses (STOREGATE_WEBHOOK_ALLOW_PRIVATE; default 0; docs/webhooks-endpoints.md).") var webhookAllowPrivate: String?
+    @Option(name: .customLong("api-key-rate-limit"), help: "Default rate limit of every API key without its own, requests/seconds such as 100/1 (STOREGATE_API_KEY_RATE_LIMIT; default unlimited; docs/api-keys.md).") var apiKeyRateLimit: String?
     @Option(name: .customLong("events-retention-days"), help: "Delete events recorded longer ago, 7-36500, never one still owed to a webhook endpoint (STOREGATE_EVENTS_RETENTION_DAYS; default: keep all).") var eventsRetentionDays: String?
     @Option(name: .customLong("console-session-minutes"), help: "How long a console sign-in lasts, 1-1440 (STOREGATE_CONSOLE_SESSION_MINUTES; default 480).") var consoleSessionMinutes: String?
     @Option(name: .customLong("console-secure-cookies"), help: "true: console cookies always Secure (STOREGATE_CONSOLE_SECURE_COOKIES; default false).") var consoleSecureCookies: String?
@@ -85,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
             .syncLookBack: syncLookBackSeconds, .syncStart: syncStart, .refreshInterval: refreshIntervalSeconds,
             .refreshOnFirstSight: refreshOnFirstSight, .consumption: consumption, .consumptionSampleContent: consumptionSampleContent,
             .consumptionRefundPreference: consumptionRefundPreference, .consumptionRefundPolicy: consumptionRefundPolicy,
+            .webhookAllowPrivate: webhookAllowPrivate, .apiKeyRateLimit: apiKeyRateLimit,
             .finishTransactions: finishTransactions, .accountLinking: accountLinking, .offerKeyId: offerKeyId, .offerPrivateKeyFile: offerPrivateKeyFile, .offerEligibility: offerEligibility,
         ]
     }

@@ -15,6 +15,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             SyncCommand.self,
             OffersCommand.self,
             GrantCommand.self,
+            KeysCommand.self,
             TransferCommand.self,
         ]
     )

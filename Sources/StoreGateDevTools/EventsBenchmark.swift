@@ -132,7 +132,10 @@ enum EventsBenchmark {
             var policy = WebhookDeliveryPolicy()
             policy.pollInterval = .milliseconds(5)
             policy.batchSize = 128
-            let service = WebhookDeliveryService(store: store, endpoints: [endpoint], transport: transport, policy: policy, logger: logger)
+            // The receiver listens on 127.0.0.1, which the default address policy refuses.
+            let service = WebhookDeliveryService(
+                store: store, endpoints: [endpoint], transport: transport, policy: policy, addressPolicy: .allowingEveryAddress, logger: logger
+            )
             try await service.deliverOnce(endpoint)  // the endpoint starts here
             for index in offset..<(offset + count) {
                 let (proof, account) = try LedgerBenchmark.proof(index, accounts: accounts)

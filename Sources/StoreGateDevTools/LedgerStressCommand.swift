@@ -96,9 +96,10 @@ struct LedgerStressCommand: AsyncParsableCommand {
             var logger = Logger(label: "storegate.stress.deliver")
             logger.logLevel = .error
             let transport = AsyncHTTPClientTransport(configuration: transportConfiguration, logger: logger)
+            // The receiver is the developer's own, usually on this host: no address policy.
             let service = WebhookDeliveryService(
                 store: store, endpoints: [try WebhookEndpoint(name: endpoint, url: url, secret: secret)], transport: transport,
-                policy: policy, logger: logger
+                policy: policy, addressPolicy: .allowingEveryAddress, logger: logger
             )
             LedgerStressCommand.emit("delivering")
             try await service.run()

@@ -82,31 +82,90 @@ public final class WebhookDeliveryService: Service, Sendable {
     /// The store the service delivers from: the deliveries, and the endpoints' states.
     public typealias Store = EventDeliveryStore & LeasedStateStore
 
+    /// Where the endpoints come from.
+    public enum EndpointSource: Sendable {
+        /// A fixed list (an embedding application, tests).
+        case fixed([WebhookEndpoint])
+        /// The ledger's stored endpoints (``WebhookEndpointStore``), read again every
+        /// ``WebhookDeliveryPolicy/stateInterval``: an endpoint added, changed, paused or
+        /// removed on any instance is followed by every instance within that time.
+        case ledger(any WebhookEndpointStore)
+    }
+
+    /// The fixed endpoints (empty when they come from the ledger; see ``currentEndpoints()``).
     public let endpoints: [WebhookEndpoint]
     public let policy: WebhookDeliveryPolicy
+    /// Which receiver addresses may be called (checked before every round of deliveries).
+    public let addressPolicy: WebhookAddressPolicy
     /// This deliverer's name in leases.
     public let holder: String
+    private let source: EndpointSource
     private let store: any Store
     private let transport: any HTTPTransport
     private let logger: Logger
     private let metrics: any MetricsFactory
+    private let registry: WorkerRegistry?
     private let now: @Sendable () -> Date
     /// What this instance last read of each endpoint's state, and when.
     private let states = Mutex<[String: (state: WebhookEndpointState, readAt: ContinuousClock.Instant)]>([:])
+    /// The endpoints being delivered to, by name, and the task delivering to each.
+    private let running = Mutex<[String: (endpoint: WebhookEndpoint, task: Task<Void, Never>)]>([:])
 
-    public init(
+    /// A deliverer for a fixed list of endpoints.
+    public convenience init(
         store: any Store, endpoints: [WebhookEndpoint], transport: any HTTPTransport, policy: WebhookDeliveryPolicy = WebhookDeliveryPolicy(),
-        holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
-        now: @escaping @Sendable () -> Date = { Date() }
+        addressPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory, registry: WorkerRegistry? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(
+            store: store, source: .fixed(endpoints), transport: transport, policy: policy, addressPolicy: addressPolicy, holder: holder, logger: logger,
+            metrics: metrics, registry: registry, now: now
+        )
+    }
+
+    /// A deliverer for the endpoints `source` gives.
+    ///
+    /// - Parameters:
+    ///   - registry: Where the per-endpoint workers report their rounds (readiness).
+    public init(
+        store: any Store, source: EndpointSource, transport: any HTTPTransport, policy: WebhookDeliveryPolicy = WebhookDeliveryPolicy(),
+        addressPolicy: WebhookAddressPolicy = WebhookAddressPolicy(), holder: String = "storegate-\(UUID().uuidString.lowercased())", logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory, registry: WorkerRegistry? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.metrics = metrics
         self.store = store
-        self.endpoints = endpoints
+        self.source = source
+        if case .fixed(let endpoints) = source {
+            self.endpoints = endpoints
+        } else {
+            self.endpoints = []
+        }
         self.transport = transport
         self.policy = policy
+        self.addressPolicy = addressPolicy
         self.holder = holder
         self.logger = logger
+        self.registry = registry
         self.now = now
+    }
+
+    /// The endpoints to deliver to now: the fixed list, or the ledger's stored endpoints (one
+    /// whose stored fields no longer validate is left out and logged).
+    public func currentEndpoints() async throws(LedgerError) -> [WebhookEndpoint] {
+        switch source {
+        case .fixed(let endpoints):
+            return endpoints
+        case .ledger(let endpointStore):
+            var endpoints: [WebhookEndpoint] = []
+            for stored in try await endpointStore.webhookEndpoints() {
+                do throws(WebhookConfigurationError) {
+                    endpoints.append(try WebhookEndpoint(stored))
+                } catch {
+                    logger.error("a stored webhook endpoint is not valid and receives nothing", metadata: ["endpoint": "\(stored.name)", "error": "\(error)"])
+                }
+            }
+            return endpoints
+        }
     }
 
     /// The workers: one per endpoint (fan out, claim, send; again at once while there is
@@ -114,20 +173,77 @@ public final class WebhookDeliveryService: Service, Sendable {
     /// doubling to 5 s while the ledger fails) and one keeping the
     /// `storegate_webhook_deliveries{endpoint,status}` gauge (pending, failed) and the
     /// `storegate_webhook_endpoint_disabled{endpoint}` gauge current.
+    ///
+    /// The endpoint workers are started and stopped by a supervisor worker
+    /// (`webhooks_endpoints`) that follows ``currentEndpoints()`` every
+    /// ``WebhookDeliveryPolicy/stateInterval``; each reports as `webhooks/<endpoint>`.
     public var workers: [any PeriodicWorker] {
-        endpoints.map { EndpointWorker(service: self, endpoint: $0) } + [BacklogWorker(service: self)]
+        [EndpointSupervisor(service: self), BacklogWorker(service: self)]
     }
 
-    /// Runs the workers until graceful shutdown (without a start gate or health registry; the
-    /// server runs ``workers`` with its own).
+    /// Runs the workers until graceful shutdown (without a start gate; the server runs
+    /// ``workers`` with its own).
     public func run() async throws {
-        try await PeriodicService.runAll(workers, logger: logger, metrics: metrics, now: now)
+        try await PeriodicService.runAll(workers, registry: registry, logger: logger, metrics: metrics, now: now)
+    }
+
+    /// Starts a worker for each endpoint that has none, hands changed definitions to the
+    /// running ones, and stops (and awaits) the workers of endpoints that are gone — whose
+    /// cursor, deliveries and disabled record are then removed from a ledger source, in case
+    /// this instance fanned out after the deletion.
+    public func reconcile() async throws(LedgerError) {
+        let current = try await currentEndpoints()
+        let names = Set(current.map(\.name))
+        var stopped: [(String, Task<Void, Never>)] = []
+        running.withLock { running in
+            for (name, entry) in running where !names.contains(name) {
+                stopped.append((name, entry.task))
+                running[name] = nil
+            }
+            for endpoint in current {
+                if running[endpoint.name] != nil {
+                    running[endpoint.name]?.endpoint = endpoint
+                    continue
+                }
+                let worker = EndpointWorker(service: self, name: endpoint.name)
+                let service = PeriodicService(worker, registry: registry, logger: logger, metrics: metrics, now: now)
+                let task = Task<Void, Never> {
+                    do { try await service.run() } catch { return }  // it ends by cancellation; a round never throws out of it
+                }
+                running[endpoint.name] = (endpoint, task)
+            }
+        }
+        for (name, task) in stopped {
+            task.cancel()
+            await task.value
+            registry?.forget("webhooks/\(name)")
+            logger.notice("a webhook endpoint was removed; its deliveries stop", metadata: ["endpoint": "\(name)"])
+            if case .ledger(let endpointStore) = source {
+                try await endpointStore.clearWebhookEndpointLeftovers(named: name, states: [WebhookEndpointState.state(of: name).name])
+            }
+        }
+    }
+
+    /// Stops every endpoint worker (graceful shutdown).
+    func stopAll() async {
+        let tasks = running.withLock { running in
+            defer { running = [:] }
+            return running.values.map(\.task)
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    /// The current definition of a running endpoint.
+    func live(_ name: String) -> WebhookEndpoint? {
+        running.withLock { $0[name]?.endpoint }
     }
 
     /// Counts the pending and failed deliveries of every endpoint into the gauge, and records
     /// which endpoints are disabled, once.
     public func recordBacklog() async throws(LedgerError) {
         let counts = try await store.deliveryCounts(of: [.pending, .failed])
+        let endpoints = try await currentEndpoints()
         for endpoint in endpoints {
             for status in [EventDelivery.Status.pending, .failed] {
                 Gauge(label: "storegate_webhook_deliveries", dimensions: [("endpoint", endpoint.name), ("status", status.rawValue)], factory: metrics)
@@ -141,19 +257,38 @@ public final class WebhookDeliveryService: Service, Sendable {
         }
     }
 
-    /// Delivers one endpoint's events.
+    /// Delivers one endpoint's events, with its current definition (URL, secrets, filter, pause).
     struct EndpointWorker: PeriodicWorker {
         let service: WebhookDeliveryService
-        let endpoint: WebhookEndpoint
+        let name: String
 
-        var workerName: String { "webhooks/\(endpoint.name)" }
+        var workerName: String { "webhooks/\(name)" }
 
         var schedule: WorkerSchedule {
             WorkerSchedule(interval: service.policy.pollInterval, backoff: Backoff(first: .milliseconds(200), maximum: .seconds(5), jitter: 0))
         }
 
         func round() async throws -> WorkerPace {
-            try await service.deliverOnce(endpoint) > 0 ? .again : .idle
+            guard let endpoint = service.live(name) else { return .idle }
+            return try await service.deliverOnce(endpoint) > 0 ? .again : .idle
+        }
+    }
+
+    /// Follows the endpoints: starts, updates and stops the endpoint workers.
+    struct EndpointSupervisor: PeriodicWorker {
+        let service: WebhookDeliveryService
+
+        var workerName: String { "webhooks_endpoints" }
+
+        var schedule: WorkerSchedule { WorkerSchedule(interval: service.policy.stateInterval) }
+
+        func round() async throws -> WorkerPace {
+            try await service.reconcile()
+            return .idle
+        }
+
+        func stop() async {
+            await service.stopAll()
         }
     }
 
@@ -178,13 +313,30 @@ public final class WebhookDeliveryService: Service, Sendable {
     @discardableResult
     public func deliverOnce(_ endpoint: WebhookEndpoint) async throws(LedgerError) -> Int {
         let fanned = try await store.fanOut(endpoint: endpoint.name, types: endpoint.types, limit: maximumEventPage, now: now())
+        guard !endpoint.isPaused else { return fanned }
         guard try await !state(of: endpoint).isDisabled else { return fanned }
         let lease = policy.attemptTimeout + policy.leaseMargin
         let claimed = try await store.claim(endpoint: endpoint.name, now: now(), limit: policy.batchSize, lease: lease, holder: holder)
         guard !claimed.isEmpty else { return fanned }
+        // The receiver's host is resolved again before every round: a DNS answer that moved to
+        // an internal address since the endpoint was created is refused like the URL would be.
+        let refusal: WebhookAddressError?
+        do throws(WebhookAddressError) {
+            try await addressPolicy.check(endpoint.url)
+            refusal = nil
+        } catch {
+            refusal = error
+            logger.error("a webhook endpoint's URL was refused before delivery", metadata: [
+                "endpoint": "\(endpoint.name)", "error.code": "\(error.code)", "error": "\(error.reason)",
+            ])
+        }
         let results = await withTaskGroup(of: (ClaimedDelivery, DeliveryResult).self) { group in
             for delivery in claimed {
-                group.addTask { (delivery, await self.attempt(delivery, to: endpoint)) }
+                if let refusal {
+                    group.addTask { (delivery, self.refused(delivery, to: endpoint, refusal)) }
+                } else {
+                    group.addTask { (delivery, await self.attempt(delivery, to: endpoint)) }
+                }
             }
             var results: [(ClaimedDelivery, DeliveryResult)] = []
             for await result in group { results.append(result) }
@@ -242,6 +394,16 @@ public final class WebhookDeliveryService: Service, Sendable {
             "endpoint": "\(endpoint.name)", "sequence": "\(delivery.event.sequence)", "event.id": "\(delivery.event.id)",
             "recorded": "\(recorded)",
         ])
+    }
+
+    /// The result of a delivery whose receiver address was refused: a failed attempt (retried
+    /// with backoff, failed when the window closes), counted as `refused`.
+    private func refused(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, _ refusal: WebhookAddressError) -> DeliveryResult {
+        count(endpoint, "refused", since: ContinuousClock.now)
+        return policy.failure(
+            attempts: delivery.attempts, firstAttemptAt: delivery.firstAttemptAt, now: now(), status: nil, error: "\(refusal.code): \(refusal.reason)",
+            random: Double.random(in: 0...1)
+        )
     }
 
     /// Sends one delivery once.
@@ -302,5 +464,60 @@ public final class WebhookDeliveryService: Service, Sendable {
         let elapsed = ContinuousClock.now - started
         Timer(label: "storegate_webhook_attempt_seconds", dimensions: [("endpoint", endpoint.name)], factory: metrics)
             .recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+    }
+}
+
+/// What a test event sent to an endpoint got (`POST /v1/webhooks/endpoints/{endpoint}/test`).
+public struct WebhookTestOutcome: Sendable, Hashable {
+    /// The test event's id (`webhook-id`).
+    public var eventId: String
+    /// Whether the receiver answered 2xx.
+    public var isDelivered: Bool
+    /// The receiver's HTTP status, when it answered.
+    public var status: Int?
+    /// Why it failed (a status, a refused address, a timeout), never a secret.
+    public var error: String?
+    /// The refused address's error code, when the URL was refused.
+    public var refusal: WebhookAddressError.Code?
+}
+
+extension WebhookDeliveryService {
+    /// Sends one `webhook.test` event to `endpoint` now, signed like every delivery, once and
+    /// outside the ledger (it is not part of the event stream, nor retried): how an operator
+    /// checks a receiver's wiring and its secrets. The address policy applies.
+    public func sendTest(to endpoint: WebhookEndpoint) async -> WebhookTestOutcome {
+        let id = "evt_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        do throws(WebhookAddressError) {
+            try await addressPolicy.check(endpoint.url)
+        } catch {
+            return WebhookTestOutcome(eventId: id, isDelivered: false, status: nil, error: "\(error.code): \(error.reason)", refusal: error.code)
+        }
+        let sent = now()
+        var json = JSONWriter(capacity: 256)
+        json.object { json in
+            json.member("id", id)
+            json.member("type", "webhook.test")
+            json.member("endpoint", endpoint.name)
+            json.member("recordedAt", sent)
+        }
+        let body = json.bytes
+        let standard = StandardWebhookSignature.headers(id: id, body: body, secrets: endpoint.secrets, at: sent)
+        var headers: [TransportRequest.Header] = [
+            .init("Content-Type", "application/json"),
+            .init("User-Agent", "StoreGate-Webhooks/1"),
+            .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secrets: endpoint.secrets, at: sent)),
+        ]
+        for field in standard.fields {
+            headers.append(.init(field.name, field.value))
+        }
+        headers += [.init("StoreGate-Event-Id", id), .init("StoreGate-Event-Type", "webhook.test"), .init("StoreGate-Delivery-Attempt", "1")]
+        let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
+        do throws(AppStoreClientError) {
+            let response = try await transport.send(request, deadline: ContinuousClock.now + policy.attemptTimeout)
+            let delivered = (200..<300).contains(response.status)
+            return WebhookTestOutcome(eventId: id, isDelivered: delivered, status: response.status, error: delivered ? nil : "HTTP \(response.status)")
+        } catch {
+            return WebhookTestOutcome(eventId: id, isDelivered: false, status: nil, error: "\(error.code): \(error.reason)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+public import StoreGateLedger
 
 /// One webhook endpoint: where the ledger's events are sent, signed with each of its secrets.
 public struct WebhookEndpoint: Sendable, Hashable {
@@ -12,6 +13,9 @@ public struct WebhookEndpoint: Sendable, Hashable {
     public var secrets: [WebhookSecret]
     /// The event types sent; `nil` sends every type.
     public var types: Set<String>?
+    /// Whether deliveries wait (an operator paused the endpoint): events still become pending
+    /// deliveries, and go once it is resumed.
+    public var isPaused: Bool = false
 
     /// Validates an endpoint.
     ///
@@ -61,6 +65,14 @@ public struct WebhookEndpoint: Sendable, Hashable {
 }
 
 extension WebhookEndpoint {
+    /// The endpoint a ledger record describes.
+    ///
+    /// - Throws: ``WebhookConfigurationError`` when its fields no longer validate.
+    public init(_ stored: StoredWebhookEndpoint) throws(WebhookConfigurationError) {
+        try self.init(name: stored.name, url: stored.url, secrets: stored.secrets, types: stored.types.map(Set.init))
+        isPaused = stored.isPaused
+    }
+
     /// Whether deliveries go over plain HTTP to a host other than this one.
     public var sendsInClearOffHost: Bool {
         guard let parsed = URL(string: url), parsed.scheme?.lowercased() == "http" else { return false }

@@ -25,9 +25,12 @@ public actor InMemoryLedger: Ledger {
     /// The events kept: sequences `prunedThrough + 1`, `+ 2`, … (retention deletes the oldest).
     private var events: [LedgerEvent] = []
     private var prunedThrough: Int64 = 0
-    private var deliveryCursors: [String: Int64] = [:]
-    private var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
-    private var leasedStates: [String: LeasedState] = [:]
+    var deliveryCursors: [String: Int64] = [:]
+    var deliveryRows: [String: [Int64: DeliveryRow]] = [:]
+    var leasedStates: [String: LeasedState] = [:]
+    /// Webhook endpoints and API keys managed live (schema 13's tables), by name.
+    var webhookEndpointRows: [String: StoredWebhookEndpoint] = [:]
+    var apiKeyRows: [String: StoredAPIKey] = [:]
     /// Grants by account, with the digest of the request that made each, and whether its end
     /// was appended to the stream.
     private var grantRows: [AccountID: [(grant: EntitlementGrant, digest: String, expiryEmitted: Bool)]] = [:]
@@ -337,7 +340,7 @@ public actor InMemoryLedger: Ledger {
 
     // MARK: Rows
 
-    private func checkOpen() throws(LedgerError) {
+    func checkOpen() throws(LedgerError) {
         if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
     }
 

@@ -27,6 +27,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case cursorExpired = "cursor_expired"
             case corruptState = "corrupt_state"
             case grantNotFound = "grant_not_found"
+            case alreadyExists = "already_exists"
+            case concurrentUpdate = "concurrent_update"
             case purchaseNotFound = "purchase_not_found"
         }
 
@@ -75,6 +77,11 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let corruptState = Code(.corruptState)
         /// The account has no grant of that id.
         public static let grantNotFound = Code(.grantNotFound)
+        /// A webhook endpoint or API key of that name already exists.
+        public static let alreadyExists = Code(.alreadyExists)
+        /// The record changed since it was read (another instance or request updated it): read
+        /// it again and retry.
+        public static let concurrentUpdate = Code(.concurrentUpdate)
         /// No account owns a purchase family with that original transaction id in that
         /// environment (``Ledger/transfer(_:)``: unknown, or known only from notifications).
         public static let purchaseNotFound = Code(.purchaseNotFound)

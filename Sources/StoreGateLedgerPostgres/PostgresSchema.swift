@@ -234,6 +234,36 @@ enum PostgresSchema {
             """,
             PostgresFunctions.applyWithTransfers,
         ]),
+        Migration(version: 13, description: "webhook endpoints and API keys managed live", statements: [
+            """
+            CREATE TABLE ledger_webhook_endpoints (
+                name TEXT PRIMARY KEY,
+                url TEXT NOT NULL,
+                secrets TEXT NOT NULL,
+                types TEXT,
+                paused BOOLEAN NOT NULL,
+                source TEXT NOT NULL,
+                revision BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            // Looked up by digest on every request that presents a key not configured by file or environment.
+            """
+            CREATE TABLE ledger_api_keys (
+                name TEXT PRIMARY KEY,
+                digest BYTEA NOT NULL UNIQUE,
+                permissions TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                created_by TEXT NOT NULL,
+                expires_at BIGINT,
+                revoked_at BIGINT,
+                last_used_at BIGINT,
+                rate_requests BIGINT,
+                rate_seconds BIGINT
+            )
+            """,
+        ]),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

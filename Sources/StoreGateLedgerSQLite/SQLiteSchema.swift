@@ -335,6 +335,36 @@ enum SQLiteSchema {
             ) WITHOUT ROWID
             """,
         ]),
+        Migration(version: 13, description: "webhook endpoints and API keys managed live", statements: [
+            """
+            CREATE TABLE ledger_webhook_endpoints (
+                name TEXT NOT NULL PRIMARY KEY,
+                url TEXT NOT NULL,
+                secrets TEXT NOT NULL,
+                types TEXT,
+                paused INTEGER NOT NULL,
+                source TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) WITHOUT ROWID
+            """,
+            // Looked up by digest on every request that presents a key not configured by file or environment.
+            """
+            CREATE TABLE ledger_api_keys (
+                name TEXT NOT NULL PRIMARY KEY,
+                digest BLOB NOT NULL UNIQUE,
+                permissions TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                created_by TEXT NOT NULL,
+                expires_at INTEGER,
+                revoked_at INTEGER,
+                last_used_at INTEGER,
+                rate_requests INTEGER,
+                rate_seconds INTEGER
+            ) WITHOUT ROWID
+            """,
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -75,6 +75,8 @@ public func buildApplication(
         configuration: configuration, verification: verification, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger,
         now: now
     )
+    let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger)
+    let keys = APIKeyAuthenticator(configuration: configuration, store: ledger, now: now, logger: logger)
     let endpoints = Endpoints(
         configuration: configuration,
         verification: verification,
@@ -85,7 +87,9 @@ public func buildApplication(
         catalog: catalog,
         now: now,
         openAPIDocument: OpenAPIDocument.load(),
-        logger: logger
+        logger: logger,
+        keys: keys,
+        webhooks: webhooks.service
     )
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
@@ -95,7 +99,7 @@ public func buildApplication(
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     // 405 with Allow when a path exists and its method does not.
     router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
-    router.register(routes, keys: configuration.apiKeys, console: console.authentication)
+    router.register(routes, keys: keys, console: console.authentication)
 
     var app = Application(
         router: router,
@@ -121,9 +125,7 @@ public func buildApplication(
     )
     ledgerWorkers.append(tracker)
     app.addServices(WorkerGroup(ledgerWorkers, gate: gate, registry: workers, logger: logger, metrics: metrics.instrumentFactory))
-    if let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger) {
-        app.addServices(webhooks)
-    }
+    app.addServices(webhooks)
     if let sync {
         app.addServices(sync)
     }
@@ -131,6 +133,17 @@ public func buildApplication(
     let transactionActions = sync?.transactionActions
     app.beforeServerStarts {
         try await opened.prepare()
+        // The configured webhook endpoints join the ledger's (once: an endpoint of that name
+        // already stored, perhaps changed through the API since, is left as it is).
+        do throws(LedgerError) {
+            try await retryingStorage(for: .seconds(15)) { () throws(LedgerError) in
+                try await seedWebhookEndpoints(configuration.webhooks, into: ledger, at: now(), logger: logger)
+            }
+        } catch where error.code == .closed {
+            logger.warning("the configured webhook endpoints were not seeded: the ledger is closed")
+        } catch {
+            throw ConfigurationError(ServerConfiguration.Setting.webhooksFile.rawValue, "cannot store the configured webhook endpoints: \(error.code): \(error.reason)")
+        }
         // Before the first request: every fact recorded from now on is after the followers' places.
         for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace),
                                   ("transaction actions", transactionActions?.initializePlace)] {
@@ -151,6 +164,21 @@ public func buildApplication(
         gate.open()
     }
     return app
+}
+
+/// Stores each configured endpoint that the ledger does not hold yet (idempotent).
+func seedWebhookEndpoints(_ endpoints: [WebhookEndpoint], into store: any WebhookEndpointStore, at date: Date, logger: Logger) async throws(LedgerError) {
+    for endpoint in endpoints {
+        let stored = StoredWebhookEndpoint(
+            name: endpoint.name, url: endpoint.url, secrets: endpoint.secrets.map(\.text), types: endpoint.types.map { Array($0) },
+            isPaused: endpoint.isPaused, source: .configuration, createdAt: date, updatedAt: date
+        )
+        if try await store.createWebhookEndpoint(stored) {
+            logger.notice("a configured webhook endpoint was stored in the ledger", metadata: ["endpoint": "\(endpoint.name)"])
+        } else {
+            logger.debug("a configured webhook endpoint is already stored; the stored one is kept", metadata: ["endpoint": "\(endpoint.name)"])
+        }
+    }
 }
 
 /// Runs `body`, again after a storage failure (with a growing pause) until `limit` has passed.

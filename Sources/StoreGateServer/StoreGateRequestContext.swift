@@ -9,11 +9,14 @@ public struct StoreGateRequestContext: RequestContext {
     public var apiKeyName: String?
     /// The console session the request belongs to, once the console's middleware checked it.
     var consoleSession: ConsoleSession?
+    /// The caller the API key identifies (its permissions), once a middleware checked it.
+    var apiCaller: APICaller?
 
     /// Creates the context of a new request.
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.apiKeyName = nil
         self.consoleSession = nil
+        self.apiCaller = nil
     }
 }

@@ -43,6 +43,12 @@ public final class WorkerRegistry: Sendable {
         }
     }
 
+    /// Forgets a worker that was stopped for good (a removed webhook endpoint's), so that
+    /// readiness no longer reports it.
+    public func forget(_ name: String) {
+        workers.withLock { $0[name] = nil }
+    }
+
     /// Every worker's status at `date`, by name.
     public func statuses(at date: Date) -> [WorkerStatus] {
         workers.withLock { Array($0.values) }.map { $0.evaluated(at: date) }.sorted { $0.name < $1.name }

@@ -24,8 +24,8 @@ struct PostgresDeliveryTests {
                 let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: WebhookDeliveryTests.secret)
                 var policy = WebhookDeliveryTests.fastPolicy
                 policy.attemptTimeout = .seconds(30)  // nothing may fail here
-                let one = WebhookDeliveryService(store: first, endpoints: [endpoint], transport: transport, policy: policy, holder: "instance-1", logger: WebhookDeliveryTests.logger)
-                let two = WebhookDeliveryService(store: second, endpoints: [endpoint], transport: transport, policy: policy, holder: "instance-2", logger: WebhookDeliveryTests.logger)
+                let one = WebhookDeliveryService(store: first, endpoints: [endpoint], transport: transport, policy: policy, addressPolicy: .allowingEveryAddress, holder: "instance-1", logger: WebhookDeliveryTests.logger)
+                let two = WebhookDeliveryService(store: second, endpoints: [endpoint], transport: transport, policy: policy, addressPolicy: .allowingEveryAddress, holder: "instance-2", logger: WebhookDeliveryTests.logger)
                 try await one.deliverOnce(endpoint)
                 let tasks = [Task { try await one.run() }, Task { try await two.run() }]
                 // Changes arrive at both instances.
@@ -73,8 +73,8 @@ struct PostgresDeliveryTests {
             let transport = AsyncHTTPClientTransport(logger: WebhookDeliveryTests.logger)
             try await WebhookReceiver.run(secret: WebhookDeliveryTests.secret) { receiver in
                 let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: WebhookDeliveryTests.secret)
-                let one = WebhookDeliveryService(store: first, endpoints: [endpoint], transport: transport, policy: WebhookGoneTests.policy, holder: "instance-1", logger: WebhookDeliveryTests.logger)
-                let two = WebhookDeliveryService(store: second, endpoints: [endpoint], transport: transport, policy: WebhookGoneTests.policy, holder: "instance-2", logger: WebhookDeliveryTests.logger)
+                let one = WebhookDeliveryService(store: first, endpoints: [endpoint], transport: transport, policy: WebhookGoneTests.policy, addressPolicy: .allowingEveryAddress, holder: "instance-1", logger: WebhookDeliveryTests.logger)
+                let two = WebhookDeliveryService(store: second, endpoints: [endpoint], transport: transport, policy: WebhookGoneTests.policy, addressPolicy: .allowingEveryAddress, holder: "instance-2", logger: WebhookDeliveryTests.logger)
                 try await one.deliverOnce(endpoint)
                 try await WebhookDeliveryTests.record(first, accounts: 2, perAccount: 2, prefix: "pg-gone")
                 try await first.settleEvents(within: .seconds(60))

@@ -110,7 +110,7 @@ struct WebhookDeliveryTests {
         let transport = AsyncHTTPClientTransport(logger: Self.logger)
         try await WebhookReceiver.run(secret: Self.secret) { receiver in
             let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: Self.secret)
-            let service = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: Self.fastPolicy, logger: Self.logger)
+            let service = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: Self.fastPolicy, addressPolicy: .allowingEveryAddress, logger: Self.logger)
             #expect(try await service.deliverOnce(endpoint) == 0)  // the endpoint starts here
             receiver.setMode(.chaos(failures: 0.3, stalls: 0.1, stall: .milliseconds(450), slow: 0.2, slowDelay: .milliseconds(40)))
             let running = Task { try await service.run() }
@@ -169,7 +169,7 @@ struct WebhookDeliveryTests {
         let transport = AsyncHTTPClientTransport(logger: Self.logger)
         let closed = try WebhookEndpoint(name: "closed", url: "http://127.0.0.1:9/hook", secret: Self.secret)
         let idle = try WebhookEndpoint(name: "idle", url: "http://127.0.0.1:9/idle", secret: Self.secret, types: ["transaction.revoked"])
-        let service = WebhookDeliveryService(store: ledger, endpoints: [closed, idle], transport: transport, policy: policy, logger: Self.logger, metrics: metrics)
+        let service = WebhookDeliveryService(store: ledger, endpoints: [closed, idle], transport: transport, policy: policy, addressPolicy: .allowingEveryAddress, logger: Self.logger, metrics: metrics)
         func gauge(_ endpoint: String, _ status: String) throws -> Double? {
             try metrics.expectGauge("storegate_webhook_deliveries", [("endpoint", endpoint), ("status", status)]).lastValue
         }
@@ -202,8 +202,8 @@ struct WebhookDeliveryTests {
             // Nothing may fail here, not even an attempt timing out on a loaded machine.
             var patient = Self.fastPolicy
             patient.attemptTimeout = .seconds(30)
-            let one = WebhookDeliveryService(store: ledger, endpoints: [endpoint, consumed], transport: transport, policy: patient, holder: "one", logger: Self.logger)
-            let two = WebhookDeliveryService(store: ledger, endpoints: [endpoint, consumed], transport: transport, policy: patient, holder: "two", logger: Self.logger)
+            let one = WebhookDeliveryService(store: ledger, endpoints: [endpoint, consumed], transport: transport, policy: patient, addressPolicy: .allowingEveryAddress, holder: "one", logger: Self.logger)
+            let two = WebhookDeliveryService(store: ledger, endpoints: [endpoint, consumed], transport: transport, policy: patient, addressPolicy: .allowingEveryAddress, holder: "two", logger: Self.logger)
             try await one.deliverOnce(endpoint)
             try await one.deliverOnce(consumed)
             let tasks = [Task { try await one.run() }, Task { try await two.run() }]

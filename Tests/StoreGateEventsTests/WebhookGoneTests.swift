@@ -40,7 +40,7 @@ struct WebhookGoneTests {
         try await WebhookReceiver.run(secret: WebhookDeliveryTests.secret) { receiver in
             let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: WebhookDeliveryTests.secret)
             let service = WebhookDeliveryService(
-                store: ledger, endpoints: [endpoint], transport: transport, policy: Self.policy, holder: "one", logger: Self.logger, metrics: metrics
+                store: ledger, endpoints: [endpoint], transport: transport, policy: Self.policy, addressPolicy: .allowingEveryAddress, holder: "one", logger: Self.logger, metrics: metrics
             )
             try await service.deliverOnce(endpoint)  // the endpoint starts here
             try await WebhookDeliveryTests.record(ledger, accounts: 3, perAccount: 3, prefix: "gone")
@@ -72,11 +72,11 @@ struct WebhookGoneTests {
             // new events still become pending deliveries.
             receiver.setMode(.healthy)
             try await Self.drain(service, endpoint)
-            let other = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: Self.policy, holder: "two", logger: Self.logger)
+            let other = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: Self.policy, addressPolicy: .allowingEveryAddress, holder: "two", logger: Self.logger)
             try await Self.drain(other, endpoint)
             await ledger.close()
             let reopened = try SQLiteLedger(path: path)
-            let restarted = WebhookDeliveryService(store: reopened, endpoints: [endpoint], transport: transport, policy: Self.policy, holder: "three", logger: Self.logger)
+            let restarted = WebhookDeliveryService(store: reopened, endpoints: [endpoint], transport: transport, policy: Self.policy, addressPolicy: .allowingEveryAddress, holder: "three", logger: Self.logger)
             try await WebhookDeliveryTests.record(reopened, accounts: 1, perAccount: 2, prefix: "later")
             try await Self.drain(restarted, endpoint)
             #expect(receiver.received.count == 3, "sent while disabled: \(receiver.received.dropFirst(3).map(\.sequence))")
@@ -113,14 +113,14 @@ struct WebhookGoneTests {
             let endpoint = try WebhookEndpoint(name: "app", url: receiver.url, secret: WebhookDeliveryTests.secret)
             var cached = Self.policy
             cached.stateInterval = .seconds(3600)
-            let service = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: cached, logger: Self.logger)
+            let service = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: cached, addressPolicy: .allowingEveryAddress, logger: Self.logger)
             #expect(try await service.state(of: endpoint) == .enabled)
             let disabling = WebhookEndpointDisabling(disabledAt: Date(), status: 410, sequence: 1, eventId: "e", holder: "elsewhere")
             #expect(try await WebhookEndpointState.disable("app", disabling, in: ledger, holder: "elsewhere", now: Date()))
             #expect(try await service.state(of: endpoint) == .enabled)  // cached
             var fresh = Self.policy
             fresh.stateInterval = .zero
-            let other = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: fresh, logger: Self.logger)
+            let other = WebhookDeliveryService(store: ledger, endpoints: [endpoint], transport: transport, policy: fresh, addressPolicy: .allowingEveryAddress, logger: Self.logger)
             #expect(try await other.state(of: endpoint) == .disabled(disabling))
             // The cached deliverer sends, gets 410 itself, and stops at once.
             try await other.deliverOnce(endpoint)
@@ -169,7 +169,7 @@ struct WebhookGoneTests {
                     try WebhookEndpoint(name: "old", url: oldReceiver.url, secrets: [old, new]),
                     try WebhookEndpoint(name: "new", url: newReceiver.url, secrets: [old, new]),
                 ]
-                let service = WebhookDeliveryService(store: ledger, endpoints: endpoints, transport: transport, policy: Self.policy, logger: Self.logger)
+                let service = WebhookDeliveryService(store: ledger, endpoints: endpoints, transport: transport, policy: Self.policy, addressPolicy: .allowingEveryAddress, logger: Self.logger)
                 for endpoint in endpoints { try await service.deliverOnce(endpoint) }
                 try await WebhookDeliveryTests.record(ledger, accounts: 2, perAccount: 2, prefix: "rotation")
                 for endpoint in endpoints { try await Self.drain(service, endpoint) }

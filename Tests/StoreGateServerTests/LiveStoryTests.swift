@@ -176,6 +176,20 @@ final class SlowLedger: Ledger {
         try await base.revokeGrant(id, of: account, by: actor, reason: reason, at: date)
     }
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
+    func webhookEndpoints() async throws(LedgerError) -> [StoredWebhookEndpoint] { try await base.webhookEndpoints() }
+    func createWebhookEndpoint(_ endpoint: StoredWebhookEndpoint) async throws(LedgerError) -> Bool { try await base.createWebhookEndpoint(endpoint) }
+    func updateWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, expectedRevision: Int64) async throws(LedgerError) -> Bool {
+        try await base.updateWebhookEndpoint(endpoint, expectedRevision: expectedRevision)
+    }
+    func deleteWebhookEndpoint(named name: String, states: [String]) async throws(LedgerError) -> Bool { try await base.deleteWebhookEndpoint(named: name, states: states) }
+    func clearWebhookEndpointLeftovers(named name: String, states: [String]) async throws(LedgerError) {
+        try await base.clearWebhookEndpointLeftovers(named: name, states: states)
+    }
+    func createAPIKey(_ key: StoredAPIKey) async throws(LedgerError) -> Bool { try await base.createAPIKey(key) }
+    func apiKey(digest: [UInt8]) async throws(LedgerError) -> StoredAPIKey? { try await base.apiKey(digest: digest) }
+    func apiKeys() async throws(LedgerError) -> [StoredAPIKey] { try await base.apiKeys() }
+    func revokeAPIKey(named name: String, at date: Date) async throws(LedgerError) -> StoredAPIKey? { try await base.revokeAPIKey(named: name, at: date) }
+    func recordAPIKeyUses(_ uses: [String: Date]) async throws(LedgerError) { try await base.recordAPIKeyUses(uses) }
     func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome { try await base.transfer(request) }
     func recordSupportAction(_ action: SupportAction) async throws(LedgerError) { try await base.recordSupportAction(action) }
 

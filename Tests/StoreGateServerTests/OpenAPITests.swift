@@ -10,6 +10,7 @@ import Logging
 import StoreGateLedger
 import StoreGateEvents
 import StoreGateWorkers
+import StoreGateAppStoreClient
 
 @testable import StoreGateServer
 
@@ -70,6 +71,13 @@ final class ExchangeRecorder: @unchecked Sendable {
     }
 }
 
+/// A transport for a deliverer that never sends (the route table only).
+struct UnusedTransport: HTTPTransport {
+    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
+        TransportResponse(status: 599, headers: [], body: [])
+    }
+}
+
 @Suite("The OpenAPI document")
 struct OpenAPITests {
     /// Every route the application registers (its route tables), as (method, OpenAPI path).
@@ -79,7 +87,11 @@ struct OpenAPITests {
             configuration: configuration, verification: ProofVerification(configuration: configuration, now: { Date() }), ledger: InMemoryLedger(),
             appStore: nil, metrics: ServerMetrics(), workers: WorkerRegistry(), catalog: CatalogStore(configuration.catalog, path: nil),
             now: { Date() }, openAPIDocument: nil,
-            logger: Logger(label: "storegate.tests")
+            logger: Logger(label: "storegate.tests"),
+            keys: APIKeyAuthenticator(configuration: configuration, store: InMemoryLedger(), now: { Date() }, logger: Logger(label: "storegate.tests")),
+            webhooks: WebhookDeliveryService(
+                store: InMemoryLedger(), endpoints: [], transport: UnusedTransport(), logger: Logger(label: "storegate.tests")
+            )
         )
         return applicationRoutes(endpoints, console: Console(endpoints: endpoints, persist: MemoryPersistDriver()))
     }
@@ -251,6 +263,29 @@ struct OpenAPITests {
             try await call(.post, "/v1/webhooks/endpoints/app/enable", enable)
             try await call(.post, "/v1/webhooks/endpoints/nope/enable", enable)
             try await call(.post, "/v1/webhooks/endpoints/app/enable", enable, key: nil)
+            // Live administration: endpoints and keys.
+            let endpoint = "/v1/webhooks/endpoints/{endpoint}"
+            let hooks = "/v1/webhooks/endpoints"
+            try await call(.post, hooks, hooks, body: try TestData.json(["name": "made", "url": "http://127.0.0.1:9/made", "types": ["none"]]))
+            try await call(.post, hooks, hooks, body: try TestData.json(["name": "made", "url": "http://127.0.0.1:9/made"]))
+            try await call(.post, hooks, hooks, body: try TestData.json(["name": "bad", "url": "ftp://x/"]))
+            try await call(.get, "/v1/webhooks/endpoints/made", endpoint)
+            try await call(.get, "/v1/webhooks/endpoints/nope", endpoint)
+            try await call(.patch, "/v1/webhooks/endpoints/made", endpoint, body: try TestData.json(["rotateSecret": true, "paused": true]))
+            try await call(.patch, "/v1/webhooks/endpoints/made", endpoint, body: try TestData.json(["secret": "short"]))
+            try await call(.patch, "/v1/webhooks/endpoints/nope", endpoint, body: try TestData.json(["paused": true]))
+            try await call(.post, "/v1/webhooks/endpoints/made/test", "/v1/webhooks/endpoints/{endpoint}/test")
+            try await call(.post, "/v1/webhooks/endpoints/nope/test", "/v1/webhooks/endpoints/{endpoint}/test")
+            try await call(.delete, "/v1/webhooks/endpoints/made", endpoint)
+            try await call(.delete, "/v1/webhooks/endpoints/made", endpoint)
+            try await call(.post, "/v1/keys", "/v1/keys", body: try TestData.json(["name": "made", "permissions": ["events.read"], "rateLimit": ["requests": 1, "seconds": 60]]))
+            try await call(.post, "/v1/keys", "/v1/keys", body: try TestData.json(["name": "made", "permissions": ["events.read"]]))
+            try await call(.post, "/v1/keys", "/v1/keys", key: TestData.readerKey, body: try TestData.json(["name": "x", "permissions": ["events.read"]]))
+            try await call(.post, "/v1/keys", "/v1/keys", body: try TestData.json(["name": "x", "permissions": ["nope"]]))
+            try await call(.get, "/v1/keys", "/v1/keys")
+            try await call(.post, "/v1/keys/made/revoke", "/v1/keys/{name}/revoke")
+            try await call(.post, "/v1/keys/full/revoke", "/v1/keys/{name}/revoke")
+            try await call(.post, "/v1/keys/nope/revoke", "/v1/keys/{name}/revoke")
             try await call(.get, "/v1/sync/status", "/v1/sync/status")
             try await call(.get, "/v1/sync/status", "/v1/sync/status", key: TestData.readerKey)
             let refresh = "/v1/accounts/{account}/refresh"

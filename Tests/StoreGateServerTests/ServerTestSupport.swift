@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import StoreGateCore
+import StoreGateEvents
 import StoreGateLedger
 import StoreGateLedgerSQLite
 import StoreGateTestSupport
@@ -53,6 +54,8 @@ enum TestData {
         try keys.add(name: "full", secret: fullKey)
         try keys.add(name: "reader", secret: readerKey, permissions: [.entitlementsRead])
         configuration.apiKeys = keys
+        // The tests' webhook receivers listen on loopback (STOREGATE_WEBHOOK_ALLOW_PRIVATE=1).
+        configuration.webhookAddressPolicy = .allowingEveryAddress
         configuration.catalog = ProductCatalog(products: [
             coins: .init(type: .consumable),
             pro: .init(type: .nonConsumable),

@@ -111,6 +111,45 @@ public struct ProofEncryption: Sendable {
         }
     }
 
+    /// Seals a stored secret (a webhook endpoint's signing secrets) with the current key,
+    /// bound to `context` (the record it belongs to), so a sealed value cannot be moved to
+    /// another record.
+    package func sealSecret(_ plaintext: [UInt8], context: String) throws(LedgerError) -> SealedProof {
+        guard let key = keys[currentKeyID] else {
+            throw LedgerError(.unknownEncryptionKey, reason: "the current key is not configured")
+        }
+        do {
+            let box = try AES.GCM.seal(plaintext, using: key, authenticating: Self.secretAAD(context, currentKeyID))
+            guard let combined = box.combined else {
+                throw LedgerError(.decryptionFailed, reason: "AES-GCM gave no combined representation")
+            }
+            return SealedProof(keyID: currentKeyID, combined: Array(combined))
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw LedgerError(.decryptionFailed, reason: "AES-GCM sealing failed")
+        }
+    }
+
+    /// Opens a secret ``sealSecret(_:context:)`` sealed for `context`.
+    ///
+    /// - Throws: ``LedgerError/Code/unknownEncryptionKey`` or ``LedgerError/Code/decryptionFailed``.
+    package func openSecret(_ sealed: SealedProof, context: String) throws(LedgerError) -> [UInt8] {
+        guard let key = keys[sealed.keyID] else {
+            throw LedgerError(.unknownEncryptionKey, reason: "a stored secret was sealed with key '\(sealed.keyID)', which is not configured")
+        }
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed.combined)
+            return Array(try AES.GCM.open(box, using: key, authenticating: Self.secretAAD(context, sealed.keyID)))
+        } catch {
+            throw LedgerError(.decryptionFailed, reason: "a stored secret did not authenticate under key '\(sealed.keyID)'")
+        }
+    }
+
+    private static func secretAAD(_ context: String, _ keyID: String) -> [UInt8] {
+        Array("storegate-secret-v1:\(context):\(keyID)".utf8)
+    }
+
     private static func aad(_ digest: ProofDigest, _ keyID: String) -> [UInt8] {
         Array("storegate-proof-v1:".utf8) + digest.bytes + Array(":\(keyID)".utf8)
     }

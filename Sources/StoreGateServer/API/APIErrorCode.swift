@@ -84,6 +84,30 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// Another instance is changing the webhook endpoint's state; retry (`Retry-After`).
     public static let webhookEndpointBusy = APIErrorCode(rawValue: "webhook_endpoint_busy")
     /// The instance is shutting down; retry on another.
+    /// A webhook endpoint of that name already exists.
+    public static let webhookEndpointExists = APIErrorCode(rawValue: "webhook_endpoint_exists")
+    /// The endpoint changed between the read and the write of a `PATCH` (another request or
+    /// instance changed it): read it again and retry.
+    public static let webhookEndpointConflict = APIErrorCode(rawValue: "webhook_endpoint_conflict")
+    /// The webhook URL is not an `http(s)://host/…` URL.
+    public static let webhookURLInvalid = APIErrorCode(rawValue: "webhook_url_invalid")
+    /// The webhook URL's host does not resolve.
+    public static let webhookHostUnresolvable = APIErrorCode(rawValue: "webhook_host_unresolvable")
+    /// The webhook URL's host resolves to a loopback, private, link-local, unspecified,
+    /// shared (CGNAT), multicast or reserved address (server-side request forgery).
+    public static let webhookAddressForbidden = APIErrorCode(rawValue: "webhook_address_forbidden")
+    /// A webhook secret that cannot be used (shorter than 16 bytes, listed twice, too many).
+    public static let webhookSecretInvalid = APIErrorCode(rawValue: "webhook_secret_invalid")
+    /// An API key of that name exists (in the ledger or the configuration).
+    public static let apiKeyExists = APIErrorCode(rawValue: "api_key_exists")
+    /// No API key has that name.
+    public static let apiKeyNotFound = APIErrorCode(rawValue: "api_key_not_found")
+    /// A key configured by `STOREGATE_API_KEYS` or its file is removed there, not through the API.
+    public static let apiKeyNotRevocable = APIErrorCode(rawValue: "api_key_not_revocable")
+    /// A key may only create keys with permissions it holds itself.
+    public static let permissionNotHeld = APIErrorCode(rawValue: "permission_not_held")
+    /// The API key sent more requests than its rate limit allows: wait `Retry-After` seconds.
+    public static let tooManyRequests = APIErrorCode(rawValue: "too_many_requests")
     public static let shuttingDown = APIErrorCode(rawValue: "shutting_down")
     /// The ledger's database failed (`retryable` says whether retrying may help).
     public static let ledgerUnavailable = APIErrorCode(rawValue: "ledger_unavailable")
@@ -98,7 +122,9 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
         .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound,
         .offersNotConfigured, .offerIneligible, .offerEligibilityUnavailable, .subscriptionNotFound, .appleRefused,
-        .webhookEndpointNotFound, .webhookEndpointBusy, .shuttingDown, .ledgerUnavailable,
+        .webhookEndpointNotFound, .webhookEndpointBusy, .webhookEndpointExists, .webhookEndpointConflict, .webhookURLInvalid,
+        .webhookHostUnresolvable, .webhookAddressForbidden, .webhookSecretInvalid, .apiKeyExists, .apiKeyNotFound, .apiKeyNotRevocable,
+        .permissionNotHeld, .tooManyRequests, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

@@ -44,6 +44,7 @@ struct RequestObject {
         }
     }
 
+    /// An array of strings, or `nil` when the member is absent or null.
     func optionalStrings(_ key: String) throws(APIError) -> [String]? {
         switch object[key] {
         case .none, .null?: return nil
@@ -74,6 +75,9 @@ struct RequestObject {
         case let other?: throw wrongType(key, "an object", other)
         }
     }
+
+    /// Whether the member is present (null included).
+    func has(_ key: String) -> Bool { object[key] != nil }
 
     private func wrongType(_ key: String, _ expected: String, _ found: JSONValue) -> APIError {
         APIError.badField(name(key), .invalidField, "'\(name(key))' must be \(expected), not \(found.typeName)")

@@ -16,7 +16,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// `GET /v1/events`.
     case eventsRead = "events.read"
     /// `GET /v1/webhooks/deliveries`, `POST /v1/webhooks/deliveries/{endpoint}/{sequence}/redeliver`,
-    /// `GET /v1/webhooks/endpoints`, `POST /v1/webhooks/endpoints/{endpoint}/enable`.
+    /// `GET/POST /v1/webhooks/endpoints`, `GET/PATCH/DELETE /v1/webhooks/endpoints/{endpoint}`,
+    /// `POST /v1/webhooks/endpoints/{endpoint}/enable` and `…/test`.
     case webhooksManage = "webhooks.manage"
     /// Signing in to the web console (`/console`): search, accounts, the inspector, system.
     case console = "console"
@@ -38,6 +39,9 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case offersSign = "offers.sign"
     /// Extend subscriptions' renewal dates at Apple (one customer's, or every subscriber's).
     case subscriptionsExtend = "subscriptions.extend"
+    /// Creating, listing and revoking API keys (`/v1/keys`). A key may only create keys with
+    /// permissions it holds itself.
+    case keysManage = "keys.manage"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

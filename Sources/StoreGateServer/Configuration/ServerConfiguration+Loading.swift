@@ -79,6 +79,20 @@ extension ServerConfiguration {
         if let path = reader.value(.webhooksFile) {
             configuration.webhooks = try Self.webhooks(Array(try reader.fileText(.webhooksFile, path: path).utf8))
         }
+        if let value = reader.value(.webhookAllowPrivate) {
+            switch value.lowercased() {
+            case "true", "1", "yes": configuration.webhookAddressPolicy = .allowingEveryAddress
+            case "false", "0", "no": configuration.webhookAddressPolicy = WebhookAddressPolicy()
+            default: throw ConfigurationError(Setting.webhookAllowPrivate.rawValue, "'\(value)' is not 1 or 0")
+            }
+        }
+        if let value = reader.value(.apiKeyRateLimit) {
+            do throws(LedgerError) {
+                configuration.apiKeyRateLimit = try APIKeyRateLimit(text: value)
+            } catch {
+                throw ConfigurationError(Setting.apiKeyRateLimit.rawValue, error.reason)
+            }
+        }
         if let namespace = reader.value(.accountTokenNamespace) {
             guard let uuid = UUID(uuidString: namespace) else {
                 throw ConfigurationError(Setting.accountTokenNamespace.rawValue, "'\(namespace)' is not a UUID")

@@ -140,6 +140,18 @@ public struct ServerConfiguration: Sendable {
     public var webhooks: [WebhookEndpoint] = []
     /// How webhook deliveries are attempted and retried.
     public var webhookPolicy = WebhookDeliveryPolicy()
+    /// Which receiver addresses webhooks may reach: public ones only, unless
+    /// `STOREGATE_WEBHOOK_ALLOW_PRIVATE=1` allows loopback, private and link-local ones too
+    /// (checked when an endpoint is created or changed, and before every round of deliveries).
+    public var webhookAddressPolicy = WebhookAddressPolicy()
+    /// The request rate limit of every key that has none of its own
+    /// (`STOREGATE_API_KEY_RATE_LIMIT`, `requests/seconds`); `nil` (the default): unlimited.
+    public var apiKeyRateLimit: APIKeyRateLimit?
+    /// How often a key's last use is written to the ledger, at most, per key and instance (60 s).
+    public var apiKeyUsageInterval: Duration = .seconds(60)
+    /// How long an instance trusts what it read of a ledger-stored API key (1 s): a key
+    /// revoked on one instance is refused by every other within this time.
+    public var apiKeyCacheInterval: Duration = .seconds(1)
     /// How often the subscription clock appends the state changes time alone made (a period
     /// or grace period ending) to the event stream (``SubscriptionClockService``; 15 s).
     public var clockInterval: Duration = .seconds(15)
@@ -183,6 +195,8 @@ public struct ServerConfiguration: Sendable {
             "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
             "transfer_policy": "\(transferPolicy)",
+            "webhook_private_addresses": webhookAddressPolicy.allowsPrivateAddresses ? "allowed" : "refused",
+            "api_key_rate_limit": "\(apiKeyRateLimit.map(\.description) ?? "off")",
         ]
     }
 }
@@ -217,6 +231,8 @@ extension ServerConfiguration {
         case logLevel = "STOREGATE_LOG_LEVEL"
         case shutdownGrace = "STOREGATE_SHUTDOWN_GRACE_SECONDS"
         case webhooksFile = "STOREGATE_WEBHOOKS_FILE"
+        case webhookAllowPrivate = "STOREGATE_WEBHOOK_ALLOW_PRIVATE"
+        case apiKeyRateLimit = "STOREGATE_API_KEY_RATE_LIMIT"
         case eventsRetentionDays = "STOREGATE_EVENTS_RETENTION_DAYS"
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
@@ -275,6 +291,9 @@ extension ServerConfiguration {
         }
         for endpoint in webhooks {
             warnings += endpoint.secretWarnings
+        }
+        if webhookAddressPolicy.allowsPrivateAddresses {
+            warnings.append("STOREGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook endpoints may reach loopback, private and link-local addresses (this host, its network, cloud metadata)")
         }
         return warnings
     }

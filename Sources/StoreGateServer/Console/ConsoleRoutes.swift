@@ -61,6 +61,9 @@ struct Console: Sendable {
             Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
             Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
             Route(.get, "/console/system", .consoleSession, documented: false, system),
+            Route(.post, "/console/system/webhooks", .consoleSession, documented: false, addWebhookEndpoint),
+            Route(.post, "/console/system/webhooks/:endpoint/pause", .consoleSession, documented: false, pauseWebhookEndpoint),
+            Route(.post, "/console/system/webhooks/:endpoint/rotate", .consoleSession, documented: false, rotateWebhookEndpoint),
         ]
     }
 
@@ -594,9 +597,15 @@ struct Console: Sendable {
             let delivered: Int
             let failed: Int
             let hasFailed: Bool
-            /// `enabled`, or `disabled (410 at …)` after a receiver's 410 Gone.
+            /// `enabled`, `paused`, or `disabled (410 at …)` after a receiver's 410 Gone.
             let state: String
             let isDisabled: Bool
+            let secrets: Int
+            /// The pause form's action and button (when the signed-in key may manage webhooks).
+            let pauseAction: String?
+            let pauseLabel: String
+            let pauseValue: String
+            let rotateAction: String?
         }
 
         let layout: Layout
@@ -614,6 +623,8 @@ struct Console: Sendable {
         let anchors: [Anchor]
         let webhooks: [Webhook]
         let hasWebhooks: Bool
+        /// Whether the signed-in key may add, pause and rotate endpoints (`webhooks.manage`).
+        let canManageWebhooks: Bool
         let syncState: String
         let syncs: [Sync]
         let hasSyncs: Bool
@@ -642,26 +653,33 @@ struct Console: Sendable {
         }
         var counts: [String: [EventDelivery.Status: Int]] = [:]
         var states: [String: WebhookEndpointState] = [:]
-        if !configuration.webhooks.isEmpty {
-            do throws(LedgerError) {
+        var stored: [StoredWebhookEndpoint] = []
+        do throws(LedgerError) {
+            stored = try await ledger.webhookEndpoints()
+            if !stored.isEmpty {
                 counts = try await ledger.deliveryCounts()
                 states = try await WebhookEndpointState.all(in: ledger)
-            } catch {
-                failed("webhook deliveries", error)
             }
+        } catch {
+            failed("webhook endpoints", error)
         }
-        let webhooks = configuration.webhooks.map { endpoint in
+        let canManageWebhooks = mayManageWebhooks(context)
+        let webhooks = stored.map { endpoint in
             let count = counts[endpoint.name] ?? [:]
-            let state: String
+            var state: String
             switch states[endpoint.name] ?? .enabled {
             case .enabled: state = "enabled"
             case .disabled(let disabling?): state = "disabled (\(disabling.status) at \(ConsoleViews.time(disabling.disabledDate)))"
             case .disabled(nil): state = "disabled"
             }
+            if endpoint.isPaused { state = "paused, " + state }
+            let action = "/console/system/webhooks/" + ConsoleViews.segment(endpoint.name)
             return SystemPage.Webhook(
-                name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.url, keep: 24), pending: count[.pending] ?? 0,
+                name: endpoint.name, url: ConsoleViews.abbreviated(WebhookEndpointReply.redacted(endpoint.url), keep: 24), pending: count[.pending] ?? 0,
                 delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
-                state: state, isDisabled: states[endpoint.name]?.isDisabled ?? false
+                state: state, isDisabled: (states[endpoint.name]?.isDisabled ?? false) || endpoint.isPaused, secrets: endpoint.secrets.count,
+                pauseAction: canManageWebhooks ? action + "/pause" : nil, pauseLabel: endpoint.isPaused ? "Resume" : "Pause",
+                pauseValue: endpoint.isPaused ? "0" : "1", rotateAction: canManageWebhooks ? action + "/rotate" : nil
             )
         }
         let syncs: [SystemPage.Sync]
@@ -712,6 +730,7 @@ struct Console: Sendable {
             environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
             workers: workers, hasWorkers: !workers.isEmpty,
             warnings: configuration.startupWarnings + ledger.startupWarnings, failures: failures, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
+            canManageWebhooks: canManageWebhooks,
             syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
             consumptionFailed: requests[.failed] + requests[.expired] > 0
         ))

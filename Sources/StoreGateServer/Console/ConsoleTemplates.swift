@@ -7,7 +7,7 @@ enum ConsoleTemplates {
     static let all: [String: String] = [
         "header": header, "footer": footer, "signin": signIn, "overview": overview, "search": search,
         "account": account, "transaction": transaction, "inspect": inspect, "inspection": inspection,
-        "system": system, "error": error,
+        "system": system, "error": error, "secret": secret,
     ]
 
     static let header = """
@@ -304,15 +304,25 @@ enum ConsoleTemplates {
             <tbody>{{#anchors}}<tr><td>{{kind}}</td><td>{{subject}}</td><td class="mono">{{fingerprint}}</td></tr>{{/anchors}}</tbody>
           </table></div>
         </section>
-        <section class="card">
-          <h2>Webhook deliveries</h2>
-          {{^webhooks}}<p>No webhook endpoint is configured (STOREGATE_WEBHOOKS_FILE).</p>{{/webhooks}}
+        <section class="card" id="webhooks">
+          <h2>Webhook endpoints</h2>
+          {{^webhooks}}<p>No webhook endpoint yet (add one below, POST /v1/webhooks/endpoints, or STOREGATE_WEBHOOKS_FILE).</p>{{/webhooks}}
           {{#hasWebhooks}}
           <div class="scroll"><table>
-            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th></tr></thead>
-            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td{{#isDisabled}} class="bad"{{/isDisabled}}>{{state}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td></tr>{{/webhooks}}</tbody>
+            <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Pending</th><th scope="col">Delivered</th><th scope="col">Failed</th><th scope="col">Secrets</th><th scope="col">Actions</th></tr></thead>
+            <tbody>{{#webhooks}}<tr><td>{{name}}</td><td class="mono">{{url}}</td><td{{#isDisabled}} class="bad"{{/isDisabled}}>{{state}}</td><td>{{pending}}</td><td>{{delivered}}</td><td{{#hasFailed}} class="bad"{{/hasFailed}}>{{failed}}</td><td>{{secrets}}</td><td>{{#pauseAction}}<form method="post" action="{{pauseAction}}" class="inline"><input type="hidden" name="csrf" value="{{layout.csrf}}"><input type="hidden" name="paused" value="{{pauseValue}}"><button type="submit">{{pauseLabel}}</button></form>{{/pauseAction}}{{#rotateAction}} <form method="post" action="{{rotateAction}}" class="inline"><input type="hidden" name="csrf" value="{{layout.csrf}}"><button type="submit">Rotate secret</button></form>{{/rotateAction}}</td></tr>{{/webhooks}}</tbody>
           </table></div>
           {{/hasWebhooks}}
+          {{#canManageWebhooks}}
+          <h3>Add an endpoint</h3>
+          <form method="post" action="/console/system/webhooks">
+            <input type="hidden" name="csrf" value="{{layout.csrf}}">
+            <label>Name <input type="text" name="name" required maxlength="64" pattern="[A-Za-z0-9._-]{1,64}"></label>
+            <label>URL <input type="url" name="url" required maxlength="2048" placeholder="https://…"></label>
+            <label>Event types <input type="text" name="types" placeholder="all (or: transaction.revoked, grant.created)"></label>
+            <button type="submit">Add</button>
+          </form>
+          {{/canManageWebhooks}}
         </section>
         <section class="card">
           <h2>App Store sync</h2>
@@ -324,6 +334,17 @@ enum ConsoleTemplates {
           </table></div>
           {{/hasSyncs}}
           <p{{#consumptionFailed}} class="bad"{{/consumptionFailed}}>{{consumption}}</p>
+        </section>
+        {{> footer}}
+        """
+
+    static let secret = """
+        {{> header}}
+        <section class="card narrow">
+          <h1>{{heading}}</h1>
+          <p>{{message}}</p>
+          <p><code class="mono">{{secret}}</code></p>
+          <p><a href="/console/system#webhooks">Back to the system page</a></p>
         </section>
         {{> footer}}
         """

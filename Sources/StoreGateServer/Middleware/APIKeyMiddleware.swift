@@ -5,38 +5,26 @@ import Logging
 /// Requires a bearer API key with one permission: 401 without a key or with an unknown one,
 /// 403 for a known key that lacks the permission.
 ///
-/// The key is matched by ``APIKeyStore/match(_:)`` (digests compared in constant time); the
-/// context records the key's name. Neither the key nor the `Authorization` header is logged.
+/// The key is matched by ``APIKeyAuthenticator`` (configured keys by digest in constant time,
+/// ledger-stored keys by digest through an index); the context records the key's name. Neither
+/// the key nor the `Authorization` header is logged. A key over its rate limit gets 429.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = StoreGateRequestContext
-    let keys: APIKeyStore
+    let keys: APIKeyAuthenticator
     let permission: Permission
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let key = try Self.authenticate(request, keys: keys)
-        guard key.permissions.contains(permission) else {
+        let caller = try await keys.authenticate(request)
+        var context = context
+        context.apiKeyName = caller.name
+        context.apiCaller = caller
+        context.logger[metadataKey: "api_key"] = .string(caller.name)
+        // Every authenticated request counts against the key's rate, refused ones too.
+        try keys.checkRate(caller)
+        guard caller.permissions.contains(permission) else {
             throw APIError.forbidden(permission)
         }
-        var context = context
-        context.apiKeyName = key.name
-        context.logger[metadataKey: "api_key"] = .string(key.name)
         return try await next(request, context)
-    }
-
-    /// The configured key the request's `Authorization: Bearer …` header presents.
-    ///
-    /// - Throws: 401 ``APIError`` when the header is absent, not a bearer token, or unknown.
-    static func authenticate(_ request: Request, keys: APIKeyStore) throws(APIError) -> APIKeyStore.Key {
-        guard let header = request.headers[.authorization] else {
-            throw APIError.unauthorized("this endpoint needs an API key: send Authorization: Bearer <key>")
-        }
-        guard let token = bearerToken(header) else {
-            throw APIError.unauthorized("the Authorization header is not 'Bearer <key>'")
-        }
-        guard let key = keys.match(token) else {
-            throw APIError.unauthorized("the API key is not valid")
-        }
-        return key
     }
 
     /// The token of a `Bearer` authorization header (scheme case-insensitive), or `nil`.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import StoreGateCore
+import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
 import StoreGateWorkers
@@ -23,6 +24,10 @@ struct Endpoints: Sendable {
     let now: @Sendable () -> Date
     let openAPIDocument: [UInt8]?
     let logger: Logger
+    /// The API keys, configured and ledger-stored.
+    let keys: APIKeyAuthenticator
+    /// The webhook deliverer (its address policy and test sends).
+    let webhooks: WebhookDeliveryService
 
     /// Reads the body and decodes it, within the configured body limit.
     func decode<T: JSONRequestBody>(_ type: T.Type, _ request: Request) async throws(APIError) -> T {

@@ -127,7 +127,7 @@ extension Endpoints {
     /// Every API route, feature by feature: the one list the router, the 405 answers and the
     /// OpenAPI check read.
     var routes: [Route] {
-        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + transferRoutes + offerRoutes + extensionRoutes + eventRoutes + webhookRoutes + syncRoutes
-            + legacyRoutes + operationalRoutes
+        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + transferRoutes + offerRoutes + extensionRoutes + eventRoutes + webhookRoutes
+            + webhookEndpointRoutes + keyRoutes + syncRoutes + legacyRoutes + operationalRoutes
     }
 }

@@ -64,7 +64,7 @@ struct Route: Sendable {
 
 extension Router where Context == StoreGateRequestContext {
     /// Registers `routes`, each behind the middleware its access needs.
-    func register(_ routes: [Route], keys: APIKeyStore, console: ConsoleAuthMiddleware) {
+    func register(_ routes: [Route], keys: APIKeyAuthenticator, console: ConsoleAuthMiddleware) {
         for route in routes {
             let group: RouterGroup<Context>
             switch route.access {

@@ -24,7 +24,8 @@ extension Endpoints {
     @Sendable func verifyReceiptLegacy(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var hasKey = false
         if request.headers[.authorization] != nil {
-            let key = try APIKeyMiddleware.authenticate(request, keys: configuration.apiKeys)
+            let key = try await keys.authenticate(request)
+            try keys.checkRate(key)
             guard key.permissions.contains(.verifyReceipt) else { throw APIError.forbidden(.verifyReceipt) }
             hasKey = true
         }

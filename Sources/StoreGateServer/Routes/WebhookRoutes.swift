@@ -47,7 +47,7 @@ extension Endpoints {
             status = parsed
         }
         let endpoint = query["endpoint"].map(String.init)
-        if let endpoint, !configuration.webhooks.contains(where: { $0.name == endpoint }) {
+        if let endpoint, try await storedEndpoint(endpoint, context: context) == nil {
             throw APIError(.badRequest, .invalidQueryParameter, "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
         }
         let after = try Self.integerQuery(query["after"].map(String.init), name: "after", default: 0, range: 0...Int64.max)
@@ -94,44 +94,6 @@ struct RedeliveredReply: JSONWritable {
     }
 }
 
-/// `GET /v1/webhooks/endpoints` (`WebhookEndpointPage`): every configured endpoint and its state.
-struct WebhookEndpointsReply: JSONWritable {
-    let endpoints: [(endpoint: WebhookEndpoint, state: WebhookEndpointState)]
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.key("endpoints")
-            json.array(endpoints) { json, entry in
-                WebhookEndpointReply(endpoint: entry.endpoint, state: entry.state).write(to: &json)
-            }
-        }
-    }
-}
-
-/// One endpoint (`WebhookEndpointStatus`): never its URL's secrets or its signing secrets,
-/// only how many it has and their forms.
-struct WebhookEndpointReply: JSONWritable {
-    let endpoint: WebhookEndpoint
-    let state: WebhookEndpointState
-
-    func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("name", endpoint.name)
-            json.member("state", state.isDisabled ? "disabled" : "enabled")
-            json.member("secrets", endpoint.secrets.map(\.form.rawValue))
-            if let types = endpoint.types {
-                json.member("types", types.sorted())
-            }
-            if case .disabled(let disabling?) = state {
-                json.member("disabledAt", disabling.disabledDate)
-                json.member("disabledStatus", disabling.status)
-                json.member("disabledSequence", disabling.sequence)
-                json.member("disabledEventId", disabling.eventId)
-            }
-        }
-    }
-}
-
 /// `POST /v1/webhooks/endpoints/{endpoint}/enable` (`WebhookEndpointEnabled`).
 struct WebhookEndpointEnabledReply: JSONWritable {
     let endpoint: String
@@ -147,24 +109,12 @@ struct WebhookEndpointEnabledReply: JSONWritable {
 }
 
 extension Endpoints {
-    /// `GET /v1/webhooks/endpoints`: the configured endpoints, each enabled or disabled (after
-    /// a receiver's 410 Gone), as the ledger says (every instance answers the same).
-    @Sendable func readWebhookEndpoints(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        let store = ledger
-        do throws(LedgerError) {
-            let states = try await WebhookEndpointState.all(in: store)
-            return JSONReply.response(WebhookEndpointsReply(endpoints: configuration.webhooks.map { ($0, states[$0.name] ?? .enabled) }))
-        } catch {
-            throw APIError.ledger(error, argumentStatus: .badRequest, logger: context.logger)
-        }
-    }
-
     /// `POST /v1/webhooks/endpoints/{endpoint}/enable`: enables an endpoint a 410 disabled;
     /// its pending deliveries resume, each account's in order (on every instance within
     /// ``WebhookDeliveryPolicy/stateInterval``). Enabling an enabled endpoint changes nothing.
     @Sendable func enableWebhookEndpoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         let endpoint = try Self.pathParameter("endpoint", context)
-        guard configuration.webhooks.contains(where: { $0.name == endpoint }) else {
+        guard try await storedEndpoint(endpoint, context: context) != nil else {
             throw APIError(.notFound, .webhookEndpointNotFound, "no webhook endpoint is named '\(endpoint)'", field: "endpoint")
         }
         let store = ledger
@@ -196,7 +146,6 @@ extension Endpoints {
         [
             Route(.get, "/v1/webhooks/deliveries", .apiKey(.webhooksManage), readDeliveries),
             Route(.post, "/v1/webhooks/deliveries/:endpoint/:sequence/redeliver", .apiKey(.webhooksManage), redeliver),
-            Route(.get, "/v1/webhooks/endpoints", .apiKey(.webhooksManage), readWebhookEndpoints),
             Route(.post, "/v1/webhooks/endpoints/:endpoint/enable", .apiKey(.webhooksManage), enableWebhookEndpoint),
         ]
     }

@@ -26,7 +26,7 @@ extension APIError {
             return APIError(argumentStatus, code, error.reason)
         case .environmentMismatch:
             return APIError(.unprocessableContent, code, error.reason)
-        case .ownedByAnotherAccount, .appAccountTokenMismatch, .inconsistentTransaction, .idempotencyKeyReused:
+        case .ownedByAnotherAccount, .appAccountTokenMismatch, .inconsistentTransaction, .idempotencyKeyReused, .alreadyExists, .concurrentUpdate:
             return APIError(.conflict, code, error.reason)
         case .insufficientBalance:
             var reply = APIError(.conflict, code, error.reason)
