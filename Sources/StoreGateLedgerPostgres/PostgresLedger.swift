@@ -123,6 +123,7 @@ public final class PostgresLedger: Ledger {
         try await transaction(bounded: false) { connection in
             try await PostgresSchema.migrate(connection, logger: logger, now: now.ledgerMilliseconds)
         }
+        try await rebuildRollupsIfNeeded()
         logger.debug("migrated the PostgreSQL ledger")
     }
 

@@ -211,6 +211,46 @@ enum PostgresSchema {
             "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
             "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
         ]),
+        // 12 (transfers) and 13 (live admin) belong to other features.
+        Migration(version: 14, description: "money facts: price, currency, storefront, offer and transaction reason of each transaction", statements: [
+            // `money_known` false: only an app receipt showed the transaction (no price: unknown).
+            // Rows stored before this version get theirs from their stored proofs
+            // (`MoneyFactsBackfill`) or from Apple's history.
+            """
+            ALTER TABLE ledger_transactions
+                ADD COLUMN money_known BOOLEAN NOT NULL DEFAULT false,
+                ADD COLUMN price BIGINT,
+                ADD COLUMN currency TEXT,
+                ADD COLUMN storefront TEXT,
+                ADD COLUMN offer_type BIGINT,
+                ADD COLUMN offer_identifier TEXT,
+                ADD COLUMN offer_period TEXT,
+                ADD COLUMN offer_discount_type TEXT,
+                ADD COLUMN transaction_reason TEXT
+            """,
+            // The daily analytics rollups, moved with every change of a family (FamilyRollup).
+            """
+            CREATE TABLE ledger_rollups (
+                measure TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                day BIGINT NOT NULL,
+                product_id TEXT NOT NULL,
+                subscription_group TEXT NOT NULL,
+                storefront TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                offer TEXT NOT NULL,
+                count BIGINT NOT NULL,
+                amount BIGINT NOT NULL,
+                PRIMARY KEY (measure, environment, day, product_id, subscription_group, storefront, currency, offer)
+            )
+            """,
+            // A ledger with transactions gets its rollups computed when it is next opened.
+            "CREATE TABLE ledger_analytics_state (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), needs_rebuild BOOLEAN NOT NULL, rebuilt_at BIGINT)",
+            "INSERT INTO ledger_analytics_state (singleton, needs_rebuild) SELECT 1, EXISTS (SELECT 1 FROM ledger_transactions)",
+            PostgresEvents.loadWithMoney,
+            PostgresFunctions.accountWithMoney,
+            PostgresFunctions.applyWithMoney,
+        ] + PostgresAnalytics.views),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

@@ -30,8 +30,8 @@ struct PreparedLedgerStatement<SQL: LedgerStatementSQL>: PostgresPreparedStateme
 }
 
 enum AccountSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_account_v1"
-    static let sql = "SELECT * FROM ledger_account_v1($1)"
+    static let name = "storegate_ledger_account_v2"
+    static let sql = "SELECT * FROM ledger_account_v2($1)"
 }
 
 enum BalanceSQL: LedgerStatementSQL {
@@ -40,8 +40,8 @@ enum BalanceSQL: LedgerStatementSQL {
 }
 
 enum TransactionSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_transaction_v1"
-    static var sql: String { "SELECT \(PostgresLedger.transactionColumns) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2" }
+    static let name = "storegate_ledger_transaction_v2"
+    static var sql: String { "SELECT \(PostgresLedger.transactionSelect) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2" }
 }
 
 enum ProofSQL: LedgerStatementSQL {

@@ -73,6 +73,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let webhookEndpointNotFound = APIErrorCode(rawValue: "webhook_endpoint_not_found")
     /// Another instance is changing the webhook endpoint's state; retry (`Retry-After`).
     public static let webhookEndpointBusy = APIErrorCode(rawValue: "webhook_endpoint_busy")
+    /// No such analytics metric (docs/analytics.md lists them).
+    public static let unknownMetric = APIErrorCode(rawValue: "unknown_metric")
     /// The instance is shutting down; retry on another.
     public static let shuttingDown = APIErrorCode(rawValue: "shutting_down")
     /// The ledger's database failed (`retryable` says whether retrying may help).
@@ -87,7 +89,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
         .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound,
-        .webhookEndpointNotFound, .webhookEndpointBusy, .shuttingDown, .ledgerUnavailable,
+        .webhookEndpointNotFound, .webhookEndpointBusy, .unknownMetric, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

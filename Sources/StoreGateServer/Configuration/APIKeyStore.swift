@@ -29,6 +29,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
     /// console's grant form.
     case grantsManage = "grants.manage"
+    /// Reading the money and subscriber metrics (`GET /v1/analytics/{metric}`).
+    case analyticsRead = "analytics.read"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -105,6 +105,12 @@ public struct ServerConfiguration: Sendable {
     public var catalog: ProductCatalog = ProductCatalog()
     /// The file the catalog was read from: read again on SIGHUP.
     public var productsFile: String?
+    /// Apple's commission for estimated proceeds (`STOREGATE_COMMISSION`: `standard` 30 %,
+    /// `small-business` 15 %, or a percentage, with per-product exceptions).
+    public var commission: CommissionRates = .standard
+    /// Exchange rates for analytics totals in one reporting currency (`STOREGATE_FX_RATES_FILE`);
+    /// without them totals stay per currency.
+    public var exchangeRates: ExchangeRates?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
     /// SQLite's durability setting (default `normal`: survives the process being killed).
@@ -211,6 +217,8 @@ extension ServerConfiguration {
         case consumption = "STOREGATE_CONSUMPTION"
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
+        case commission = "STOREGATE_COMMISSION"
+        case fxRatesFile = "STOREGATE_FX_RATES_FILE"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.
