@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "StoreGateReceipt", targets: ["StoreGateReceipt"]),
         .library(name: "StoreGateSignedData", targets: ["StoreGateSignedData"]),
         .library(name: "StoreGateAppStoreClient", targets: ["StoreGateAppStoreClient"]),
+        .library(name: "StoreGateOffers", targets: ["StoreGateOffers"]),
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
@@ -79,6 +80,17 @@ let package = Package(
         ),
         .target(
             name: "StoreGateSignedData",
+            dependencies: [
+                "StoreGateCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // Signing subscription offers (StoreKit 1 promotional offers, StoreKit 2 JWS): key
+        // handling kept apart from the verifying modules, and free of NIO, so an app's own
+        // server can embed it.
+        .target(
+            name: "StoreGateOffers",
             dependencies: [
                 "StoreGateCore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -210,6 +222,7 @@ let package = Package(
                 "StoreGateLedgerPostgres",
                 "StoreGateEvents",
                 "StoreGateWorkers",
+                "StoreGateOffers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -251,6 +264,7 @@ let package = Package(
             name: "StoreGateCLI",
             dependencies: [
                 "StoreGateCore",
+                "StoreGateOffers",
                 "StoreGateEvents",
                 "StoreGateReceipt",
                 "StoreGateSignedData",
@@ -313,6 +327,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "StoreGateOffersTests",
+            dependencies: [
+                "StoreGateCore", "StoreGateOffers",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift
         ),

@@ -2,8 +2,8 @@
 import PackageDescription
 
 // StoreGate's libFuzzer targets: a package of its own, so that `swift build` / `swift test` of
-// StoreGate never see them. Build and run them with Scripts/fuzz.sh (see the README's
-// "Fuzzing" section), which passes `-sanitize=fuzzer,address` and uses its own scratch path.
+// StoreGate never see them. Build and run them with Scripts/fuzz.sh (see
+// docs/fuzzing.md), which passes `-sanitize=fuzzer,address` and uses its own scratch path.
 
 /// A StoreGate module, from the package one directory up.
 func storeGate(_ module: String) -> Target.Dependency {
@@ -45,6 +45,7 @@ let package = Package(
         fuzzer("fuzz-request-json", ["StoreGateServer"]),
         fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateReceipt", "StoreGateAppStoreClient"], logging: true),
         fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
+        fuzzer("fuzz-server-api-actions", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
 

@@ -28,7 +28,7 @@ ARTIFACTS="$SCRATCH/artifacts"
 TARGETS=(
     fuzz-pkcs7 fuzz-receipt-payload fuzz-receipt-verify
     fuzz-jws-structure fuzz-jws-verify
-    fuzz-request-json fuzz-verifyreceipt-reply fuzz-server-api
+    fuzz-request-json fuzz-verifyreceipt-reply fuzz-server-api fuzz-server-api-actions
     fuzz-trust-file fuzz-stored-proof
 )
 
@@ -182,6 +182,7 @@ long_runs() {
         fuzz-request-json) base=2000000 ;;
         fuzz-verifyreceipt-reply) base=800000 ;;
         fuzz-server-api) base=400000 ;;
+        fuzz-server-api-actions) base=400000 ;;
         fuzz-trust-file) base=1000000 ;;
         fuzz-stored-proof) base=1000000 ;;
     esac

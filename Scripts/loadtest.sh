@@ -51,7 +51,7 @@ trap cleanup EXIT
 echo "== minting $RECEIPTS distinct receipts"
 "$DEV_BIN" mint-receipts --count "$RECEIPTS" --out "$WORK/receipts.txt" --trust-dir-out "$WORK" \
     --bundle-id com.example.storegate --product-id com.example.storegate.coins
-printf '{"products": {"com.example.storegate.coins": {"type": "Consumable"}}}\n' >"$WORK/products.json"
+printf '{"products": {"com.example.storegate.coins": {"type": "Consumable"}}, "entitlements": {"coins": {"currency": {"com.example.storegate.coins": 10}}}}\n' >"$WORK/products.json"
 
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 KEY="load-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
@@ -91,13 +91,14 @@ function done(summary, latency, requests)
 end
 LUA
 
-# A static request: wrk sends it from C, without calling Lua per request.
-cat >"$WORK/entitlements.lua" <<LUA
+# Static requests: wrk sends them from C, without calling Lua per request.
+static_script() {  # static_script NAME PATH
+    cat >"$WORK/$1.lua" <<LUA
 wrk.method = "GET"
-wrk.path = "/v1/accounts/load-0-1/entitlements"
+wrk.path = "$2"
 wrk.headers["Authorization"] = "Bearer $KEY"
 LUA
-cat >>"$WORK/entitlements.lua" <<'LUA'
+    cat >>"$WORK/$1.lua" <<'LUA'
 function done(summary, latency, requests)
   io.write(string.format("RESULT requests=%d seconds=%.2f rps=%.0f p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f non2xx=%d socket_errors=%d\n",
     summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
@@ -105,6 +106,10 @@ function done(summary, latency, requests)
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end
 LUA
+}
+static_script entitlements /v1/accounts/load-0-1/entitlements
+static_script check /v1/accounts/load-0-1/entitlements/coins
+static_script healthz /healthz
 
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== starting $BIN serve on 127.0.0.1:$PORT (SQLite in $WORK)"
@@ -138,6 +143,16 @@ READ_RESULT="$(wrk -t"$WRK_THREADS" -c"$READ_CONNECTIONS" -d"${DURATION}s" --lat
     "http://127.0.0.1:$PORT" | grep '^RESULT')"
 echo "$READ_RESULT"
 
+echo "== wrk: GET /v1/accounts/{account}/entitlements/coins (the one-entitlement check), ${DURATION}s, $READ_CONNECTIONS connections"
+CHECK_RESULT="$(wrk -t"$WRK_THREADS" -c"$READ_CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/check.lua" \
+    "http://127.0.0.1:$PORT" | grep '^RESULT')"
+echo "$CHECK_RESULT"
+
+echo "== wrk: GET /healthz (the service's floor), ${DURATION}s, $READ_CONNECTIONS connections"
+HEALTH_RESULT="$(wrk -t"$WRK_THREADS" -c"$READ_CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/healthz.lua" \
+    "http://127.0.0.1:$PORT" | grep '^RESULT')"
+echo "$HEALTH_RESULT"
+
 PEAK_RSS_KB="$(awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status")"
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || { echo "storegate serve did not shut down cleanly"; exit 1; }
@@ -154,10 +169,17 @@ printf 'recorded as new in SQLite:  %s transactions (verified: %s)\n' "${RECORDE
 printf 'entitlement reads/s:        %s  (p50 %s ms, p99 %s ms, p99.9 %s ms; %s requests, %s non-2xx)\n' \
     "$(field "$READ_RESULT" rps)" "$(field "$READ_RESULT" p50_ms)" "$(field "$READ_RESULT" p99_ms)" "$(field "$READ_RESULT" p999_ms)" \
     "$(field "$READ_RESULT" requests)" "$(field "$READ_RESULT" non2xx)"
+printf 'one-entitlement checks/s:   %s  (p50 %s ms, p99 %s ms; %s non-2xx)\n' \
+    "$(field "$CHECK_RESULT" rps)" "$(field "$CHECK_RESULT" p50_ms)" "$(field "$CHECK_RESULT" p99_ms)" "$(field "$CHECK_RESULT" non2xx)"
+printf '/healthz/s:                 %s  (p50 %s ms, p99 %s ms)\n' \
+    "$(field "$HEALTH_RESULT" rps)" "$(field "$HEALTH_RESULT" p50_ms)" "$(field "$HEALTH_RESULT" p99_ms)"
+printf 'check / healthz:            %s %%   whole-account read / healthz: %s %%\n' \
+    "$(awk -v a="$(field "$CHECK_RESULT" rps)" -v b="$(field "$HEALTH_RESULT" rps)" 'BEGIN {printf "%.0f", 100 * a / b}')" \
+    "$(awk -v a="$(field "$READ_RESULT" rps)" -v b="$(field "$HEALTH_RESULT" rps)" 'BEGIN {printf "%.0f", 100 * a / b}')"
 printf 'peak RSS (VmHWM):           %s MB\n' "$(( PEAK_RSS_KB / 1024 ))"
 
 STATUS=0
-if [ "$(field "$RECEIPT_RESULT" non2xx)" != "0" ] || [ "$(field "$READ_RESULT" non2xx)" != "0" ]; then
+if [ "$(field "$RECEIPT_RESULT" non2xx)" != "0" ] || [ "$(field "$READ_RESULT" non2xx)" != "0" ] || [ "$(field "$CHECK_RESULT" non2xx)" != "0" ]; then
     echo "FAIL: some requests were not answered 2xx (RECEIPTS too small for the run?)"; STATUS=1
 fi
 if [ "$(field "$RECEIPT_RESULT" socket_errors)" != "0" ] || [ "$(field "$READ_RESULT" socket_errors)" != "0" ]; then

@@ -143,10 +143,19 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
         self.line = line
     }
 
-    /// Whether sending the same request again may succeed: connection failures, timeouts,
-    /// HTTP 5xx and 429, the verifyReceipt statuses Apple marks as temporary (21005, 21009,
-    /// 21100–21199) and the Server API's `…Retryable` error codes. TLS failures, mismatches
-    /// and malformed answers are never retryable.
+    /// Whether sending the same request again may succeed. Exactly these are retried:
+    ///
+    /// - no answer: ``Code/connectionFailed`` and ``Code/timedOut`` (one attempt's timeout);
+    /// - HTTP 429 (``Code/rateLimited``), after its `Retry-After` time;
+    /// - an Apple error body whose code Apple documents as retryable (4040002, 4040004,
+    ///   4040006, 4290000, 5000001; ``AppStoreAPIErrorCode/isRetryable``), whatever the status;
+    /// - HTTP 5xx without an Apple error code, or with a code Apple does not document;
+    /// - verifyReceipt's temporary statuses (21005, 21009, 21100–21199).
+    ///
+    /// Not retried: HTTP 5xx carrying a documented code that is not retryable (5000000
+    /// `GeneralInternalError`: Apple separates it from 5000001 `GeneralInternalRetryableError`,
+    /// and says to try the latter again only), every other 4xx and error code, 401, TLS
+    /// failures, mismatches, malformed answers and payloads that fail verification.
     public var isRetryable: Bool {
         switch code {
         case .connectionFailed, .timedOut, .rateLimited:
@@ -156,7 +165,7 @@ public struct AppStoreClientError: Error, Hashable, Sendable, CustomStringConver
         case .replyStatus:
             return status?.isRetryable ?? false
         case .apiError:
-            if let apiError { return apiError.isRetryable }
+            if let apiError, apiError.isDocumented { return apiError.isRetryable }
             return (httpStatus ?? 0) >= 500
         default:
             return false

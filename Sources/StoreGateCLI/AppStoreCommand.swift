@@ -19,6 +19,10 @@ struct AppStoreCommand: AsyncParsableCommand {
               STOREGATE_APPSTORE_PRIVATE_KEY_FILE  the path of the .p8 file
               STOREGATE_BUNDLE_ID             the app's bundle id
               STOREGATE_APP_APPLE_ID          the app's App Store id (or --app-apple-id)
+            Where Apple is (default: Apple's recommended domains, api.storekit.apple.com and
+            api.storekit-sandbox.apple.com): --api-url, else STOREGATE_APPSTORE_API_URL_PRODUCTION or
+            STOREGATE_APPSTORE_API_URL_SANDBOX (the environment's base URL), else a stand-in's base in
+            --apple-endpoint or STOREGATE_APPSTORE_API_URL (URL/production, URL/sandbox).
             Exit status: 0 answered, 1 Apple refused or a payload failed verification, 2 unusable input.
             """,
         subcommands: [
@@ -28,6 +32,12 @@ struct AppStoreCommand: AsyncParsableCommand {
             Refunds.self,
             TransactionInfo.self,
             TestNotification.self,
+            AppTransactionInfo.self,
+            SetAppAccountToken.self,
+            FinishTransaction.self,
+            ExtendRenewalDate.self,
+            ExtendAllRenewalDates.self,
+            ExtensionStatus.self,
         ]
     )
 
@@ -38,6 +48,9 @@ struct AppStoreCommand: AsyncParsableCommand {
 
         @Option(name: .customLong("apple-endpoint"), help: "A stand-in for Apple (such as StoreGate's test stand-in): production at URL/production, sandbox at URL/sandbox.")
         var appleEndpoint: String?
+
+        @Option(name: .customLong("api-url"), help: "The base URL of --environment's App Store Server API, used as given (such as https://api.storekit.itunes.apple.com).")
+        var apiURL: String?
 
         @Option(name: .customLong("trust-dir"), help: "A directory of extra root certificates; certificates not pinned as Apple roots become opt-in anchors (payloads they sign report the Test or Xcode environment).")
         var trustDirectory: String?
@@ -180,6 +193,26 @@ enum AppStoreCLI {
         }
     }
 
+    /// Where Apple is, the first that is given: `--api-url` (the environment's base URL),
+    /// `--apple-endpoint` (a stand-in's base), `STOREGATE_APPSTORE_API_URL_PRODUCTION` /
+    /// `_SANDBOX`, `STOREGATE_APPSTORE_API_URL` (a stand-in's base); Apple's domains otherwise.
+    static func endpoints(
+        _ options: AppStoreCommand.Options, environment: AppStoreEnvironment, variables: [String: String]
+    ) throws -> AppStoreServerAPIEndpoints {
+        let variable = environment == .production ? "STOREGATE_APPSTORE_API_URL_PRODUCTION" : "STOREGATE_APPSTORE_API_URL_SANDBOX"
+        let candidates: [(source: String, url: String?, standIn: Bool)] = [
+            ("--api-url", options.apiURL, false),
+            ("--apple-endpoint", options.appleEndpoint, true),
+            (variable, variables[variable].flatMap { $0.isEmpty ? nil : $0 }, false),
+            ("STOREGATE_APPSTORE_API_URL", variables["STOREGATE_APPSTORE_API_URL"].flatMap { $0.isEmpty ? nil : $0 }, true),
+        ]
+        guard let chosen = candidates.first(where: { $0.url != nil }), let url = chosen.url else { return .apple }
+        if let problem = AppStoreServerAPIEndpoints.problem(withBaseURL: url) {
+            throw CLIError("\(chosen.source): \(problem)")
+        }
+        return chosen.standIn ? AppStoreServerAPIEndpoints(standIn: url) : AppStoreServerAPIEndpoints.apple.replacing(environment, with: url)
+    }
+
     static func makeClient(_ options: AppStoreCommand.Options, transport: any HTTPTransport) throws -> AppStoreServerAPIClient {
         let environment: AppStoreEnvironment
         switch options.environment.lowercased() {
@@ -239,7 +272,7 @@ enum AppStoreCLI {
         return try AppStoreServerAPIClient(
             tokens: AppStoreServerAPITokenProvider(credentials: credentials),
             environment: environment,
-            endpoints: options.appleEndpoint.map(AppStoreServerAPIEndpoints.init(standIn:)) ?? .apple,
+            endpoints: try endpoints(options, environment: environment, variables: variables),
             transport: transport,
             verifier: SignedDataPayloadVerifier(verifier),
             retryPolicy: policy,

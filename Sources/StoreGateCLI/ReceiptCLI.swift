@@ -1,3 +1,6 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (the JSON that `inspect` and `verify --json` print has snake_case keys, like Apple's verifyReceipt replies, spelled by these member names)
+
 import Foundation
 import StoreGateCore
 import StoreGateReceipt

@@ -40,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-bytes"), help: "Largest request body, in bytes (STOREGATE_MAX_BODY_BYTES; default 4194304).") var maxBodyBytes: String?
     @Option(name: .customLong("products-file"), help: "Product catalog JSON: types and subscription groups (STOREGATE_PRODUCTS_FILE).") var productsFile: String?
     @Option(name: .customLong("account-token-namespace"), help: "UUID namespace: appAccountToken = UUIDv5(namespace, account) (STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountTokenNamespace: String?
+    @Option(name: .customLong("transfer-policy"), help: "refuse or transfer: another account's proof of an owned purchase is refused (409) or moves the purchase to it (STOREGATE_TRANSFER_POLICY; default refuse).") var transferPolicy: String?
     @Option(name: .customLong("sqlite-synchronous"), help: "normal or full (STOREGATE_SQLITE_SYNCHRONOUS; default normal).") var sqliteSynchronous: String?
     @Option(name: .customLong("postgres-max-connections"), help: "PostgreSQL pool size (STOREGATE_POSTGRES_MAX_CONNECTIONS; default 20).") var postgresMaxConnections: String?
     @Option(name: .customLong("database-timeout-ms"), help: "Longest wait for the database before a request answers 503 retryable (STOREGATE_DATABASE_TIMEOUT_MS; default 2000).") var databaseTimeoutMilliseconds: String?
@@ -49,7 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("events-retention-days"), help: "Delete events recorded longer ago, 7-36500, never one still owed to a webhook endpoint (STOREGATE_EVENTS_RETENTION_DAYS; default: keep all).") var eventsRetentionDays: String?
     @Option(name: .customLong("console-session-minutes"), help: "How long a console sign-in lasts, 1-1440 (STOREGATE_CONSOLE_SESSION_MINUTES; default 480).") var consoleSessionMinutes: String?
     @Option(name: .customLong("console-secure-cookies"), help: "true: console cookies always Secure (STOREGATE_CONSOLE_SECURE_COOKIES; default false).") var consoleSecureCookies: String?
-    @Option(name: .customLong("appstore-api-url"), help: "App Store Server API base URL, for a stand-in (STOREGATE_APPSTORE_API_URL; default Apple's).") var appStoreAPIURL: String?
+    @Option(name: .customLong("appstore-api-url"), help: "A stand-in's base URL: production at URL/production, sandbox at URL/sandbox (STOREGATE_APPSTORE_API_URL; not with the two below).") var appStoreAPIURL: String?
+    @Option(name: .customLong("appstore-api-url-production"), help: "The App Store Server API's production base URL (STOREGATE_APPSTORE_API_URL_PRODUCTION; default https://api.storekit.apple.com).") var appStoreAPIURLProduction: String?
+    @Option(name: .customLong("appstore-api-url-sandbox"), help: "The App Store Server API's sandbox base URL (STOREGATE_APPSTORE_API_URL_SANDBOX; default https://api.storekit-sandbox.apple.com).") var appStoreAPIURLSandbox: String?
     @Option(name: .customLong("sync"), help: "on or off: recover missed notifications from Apple when credentials are set (STOREGATE_SYNC; default on).") var sync: String?
     @Option(name: .customLong("sync-interval-seconds"), help: "Time between two syncs, 10-86400 (STOREGATE_SYNC_INTERVAL_SECONDS; default 900).") var syncIntervalSeconds: String?
     @Option(name: .customLong("sync-lookback-seconds"), help: "How far before the last synced time each sync reads again (STOREGATE_SYNC_LOOKBACK_SECONDS; default 3600).") var syncLookBackSeconds: String?
@@ -60,7 +63,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("consumption-refund-preference"), help: "none, decline, grant_full or grant_prorated, as told to Apple (STOREGATE_CONSUMPTION_REFUND_PREFERENCE; default none).") var consumptionRefundPreference: String?
     @Option(name: .customLong("commission"), help: "Apple's commission for estimated proceeds: standard (30), small-business (15) or a percentage, then product=percent exceptions, comma-separated (STOREGATE_COMMISSION; default standard).") var commission: String?
     @Option(name: .customLong("fx-rates-file"), help: "JSON exchange rates for analytics totals in one reporting currency (STOREGATE_FX_RATES_FILE; docs/analytics.md).") var fxRatesFile: String?
+    @Option(name: .customLong("consumption-refund-policy"), help: "Rules choosing the refund preference per request, first match wins, e.g. 'consumed>=80%:decline; age<7d:grant_full; *:grant_prorated' (STOREGATE_CONSUMPTION_REFUND_POLICY; see docs/consumption.md).") var consumptionRefundPolicy: String?
     @Option(name: .customLong("sync-start"), help: "Where the first sync starts, e.g. 2026-06-01 (STOREGATE_SYNC_START; default 180 days back).") var syncStart: String?
+
+    @Option(name: .customLong("finish-transactions"), help: "on or off: tell Apple each granted transaction is finished, with the sync's credentials (STOREGATE_FINISH_TRANSACTIONS; default off).") var finishTransactions: String?
+    @Option(name: .customLong("account-linking"), help: "on or off: set the account's appAccountToken at Apple on purchases recorded without one (STOREGATE_ACCOUNT_LINKING; default on with STOREGATE_ACCOUNT_TOKEN_NAMESPACE).") var accountLinking: String?
+    @Option(name: .customLong("offer-key-id"), help: "The In-App Purchase key id POST /v1/offers/sign signs with (STOREGATE_OFFER_KEY_ID; default: the App Store Server API key).") var offerKeyId: String?
+    @Option(name: .customLong("offer-private-key-file"), help: "That key's .p8 file (STOREGATE_OFFER_PRIVATE_KEY_FILE).") var offerPrivateKeyFile: String?
+    @Option(name: .customLong("offer-eligibility"), help: "any, subscribers or lapsed: who may have a promotional offer signed (STOREGATE_OFFER_ELIGIBILITY; default any).") var offerEligibility: String?
 
     /// The flags given, keyed by the environment variable each mirrors.
     var flagSettings: [ServerConfiguration.Setting: String?] {
@@ -69,13 +79,15 @@ struct ServeCommand: AsyncParsableCommand {
             .appVersions: appVersions, .appAppleIds: appAppleIds, .environments: environments, .trustDirectory: trustDir,
             .ledgerKeysFile: ledgerKeysFile, .sharedSecretFile: sharedSecretFile, .appStoreKeyId: appStoreKeyId,
             .appStoreIssuerId: appStoreIssuerId, .appStorePrivateKeyFile: appStorePrivateKeyFile, .maxBodyBytes: maxBodyBytes,
-            .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .sqliteSynchronous: sqliteSynchronous,
+            .productsFile: productsFile, .accountTokenNamespace: accountTokenNamespace, .transferPolicy: transferPolicy, .sqliteSynchronous: sqliteSynchronous,
             .postgresMaxConnections: postgresMaxConnections, .databaseTimeout: databaseTimeoutMilliseconds, .logLevel: logLevel,
             .shutdownGrace: shutdownGraceSeconds, .webhooksFile: webhooksFile, .eventsRetentionDays: eventsRetentionDays, .consoleSessionMinutes: consoleSessionMinutes,
-            .consoleSecureCookies: consoleSecureCookies, .appStoreAPIURL: appStoreAPIURL, .sync: sync, .syncInterval: syncIntervalSeconds,
+            .consoleSecureCookies: consoleSecureCookies, .appStoreAPIURL: appStoreAPIURL,
+            .appStoreAPIURLProduction: appStoreAPIURLProduction, .appStoreAPIURLSandbox: appStoreAPIURLSandbox, .sync: sync, .syncInterval: syncIntervalSeconds,
             .syncLookBack: syncLookBackSeconds, .syncStart: syncStart, .refreshInterval: refreshIntervalSeconds,
             .refreshOnFirstSight: refreshOnFirstSight, .consumption: consumption, .consumptionSampleContent: consumptionSampleContent,
-            .consumptionRefundPreference: consumptionRefundPreference, .commission: commission, .fxRatesFile: fxRatesFile,
+            .consumptionRefundPreference: consumptionRefundPreference, .consumptionRefundPolicy: consumptionRefundPolicy, .commission: commission, .fxRatesFile: fxRatesFile,
+            .finishTransactions: finishTransactions, .accountLinking: accountLinking, .offerKeyId: offerKeyId, .offerPrivateKeyFile: offerPrivateKeyFile, .offerEligibility: offerEligibility,
         ]
     }
 

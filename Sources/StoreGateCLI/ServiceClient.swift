@@ -4,7 +4,7 @@ import StoreGateAppStoreClient
 
 /// Calls a running StoreGate service with the API key from `STOREGATE_API_KEY` (never a flag,
 /// which other users of the machine could read), prints its JSON reply, and exits 1 when the
-/// service refused or failed: the subcommands that drive a service (`sync`, `grant`).
+/// service refused or failed: the subcommands that drive a service (`sync`, `grant`, `transfer`).
 struct ServiceClient {
     /// The service's base URL.
     let url: String

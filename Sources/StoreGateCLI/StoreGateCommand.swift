@@ -14,7 +14,9 @@ struct StoreGateCommand: AsyncParsableCommand {
             WebhookCommand.self,
             SyncCommand.self,
             AnalyticsCommand.self,
+            OffersCommand.self,
             GrantCommand.self,
+            TransferCommand.self,
         ]
     )
 }

@@ -46,7 +46,7 @@ public struct CandidateChain: Sendable {
 /// Built from whatever bytes determine the certificates (the receipt's certificate SET, the
 /// JWS `x5c` strings) and the policy: it holds those exact bytes, each part after its length,
 /// and two keys are equal only when every byte is. A lookup hashes a sample of them and
-/// compares the few KB once (``ExactBytes``), instead of running SHA-256 over them on every
+/// compares the few KB once (`ExactBytes`), instead of running SHA-256 over them on every
 /// verification.
 public struct ChainCacheKey: Hashable, Sendable {
     private let key: ExactBytes

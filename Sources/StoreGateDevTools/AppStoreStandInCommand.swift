@@ -72,7 +72,13 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
                   export STOREGATE_APPSTORE_ISSUER_ID=\(credentials.issuerId)
                   export STOREGATE_APPSTORE_PRIVATE_KEY_FILE=\(keyPath)
                   export STOREGATE_BUNDLE_ID=\(bundleId)
-                  storegate appstore history 2000000000000001 --environment sandbox --apple-endpoint \(standIn.baseURL) --trust-dir \(trustDirectory.path)
+                  export STOREGATE_APPSTORE_API_URL=\(standIn.baseURL)
+                  storegate appstore history 2000000000000001 --environment sandbox --trust-dir \(trustDirectory.path)
+                  storegate appstore app-transaction 2000000000000001 --environment sandbox --trust-dir \(trustDirectory.path)
+                  storegate appstore extend 2000000000000001 --days 7 --reason service-issue-or-outage --environment sandbox
+                  storegate appstore extend-all --product com.example.storegate.monthly --days 3 --reason other --request-id outage-1 --environment sandbox
+                  storegate appstore extension-status outage-1 --product com.example.storegate.monthly --environment sandbox
+                  storegate appstore finish-transaction 2000000000000099 --environment sandbox
                   storegate verify RECEIPT --bundle-id ID --remote --apple-endpoint \(standIn.baseURL)
                 """
             FileHandle.standardOutput.write(Data((banner + "\n").utf8))
@@ -82,7 +88,9 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
         }
     }
 
-    /// Demo data: one customer with five monthly renewals, one refunded; an order; statuses.
+    /// Demo data: one customer with five monthly renewals (one refunded, the subscription
+    /// active for 20 more days and extendable), a consumable, an order, statuses, the app
+    /// transaction.
     static func seed(_ standIn: AppleStandIn, minter: JWSMinter, bundleId: String) throws {
         let ids = (1...5).map { "200000000000000\($0)" }
         var signed: [String] = []
@@ -91,6 +99,7 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
             signed.append(try minter.mint(json: JWSPayloads.transaction(bundleId: bundleId, signedDate: date, transactionId: id, originalTransactionId: ids[0])))
         }
         let renewal = try minter.mint(json: JWSPayloads.renewalInfo(originalTransactionId: ids[0]))
+        let appTransaction = try minter.mint(json: JWSPayloads.appTransaction(bundleId: bundleId, signedDate: Date()))
         let coins = try minter.mint(json: JWSPayloads.transaction(
             bundleId: bundleId, transactionId: "2000000000000099", originalTransactionId: "2000000000000099",
             productId: "com.example.storegate.coins", type: "Consumable", quantity: 3
@@ -106,6 +115,12 @@ struct AppStoreStandInCommand: AsyncParsableCommand {
                 ])]
                 data.orders["MQ8ZX7YP2A"] = [coins]
                 for id in ids { data.refunds[id] = [signed[2]] }
+                for id in ids + ["2000000000000099", "704000000000000001"] { data.appTransactions[id] = appTransaction }
+                data.purchases[ids[0]] = .init(
+                    productId: "com.example.storegate.monthly", transactionIds: Array(ids.dropFirst()),
+                    expiresDate: Date().addingTimeInterval(20 * 86_400), webOrderLineItemId: "2000000010000001"
+                )
+                data.purchases["2000000000000099"] = .init(productId: "com.example.storegate.coins")
             }
         }
     }

@@ -56,6 +56,17 @@ public enum EventJSON {
                     json.member("actor", grant.actor)
                 }
             }
+            if let transfer = event.transfer {
+                json.key("transfer")
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("direction", transfer.direction.rawValue)
+                    json.member("from", transfer.from.rawValue)
+                    json.member("to", transfer.to.rawValue)
+                    json.member("actor", transfer.actor)
+                    json.member("reason", transfer.reason)
+                }
+            }
             if let change = event.change {
                 json.key("change")
                 json.object { json in
@@ -66,6 +77,17 @@ public enum EventJSON {
                     }
                     json.key("after")
                     write(change.after, to: &json)
+                }
+            }
+            if let support = event.support {
+                json.key("support")
+                json.object { json in
+                    json.member("action", support.action)
+                    json.member("reason", support.reason)
+                    json.member("actor", support.actor)
+                    json.member("days", support.days)
+                    json.member("requestIdentifier", support.requestIdentifier)
+                    json.member("effectiveDate", support.effectiveDate)
                 }
             }
             if let entitlement = event.entitlement {

@@ -33,6 +33,9 @@ public actor InMemoryLedger: Ledger {
     /// Grants by account, with the digest of the request that made each, and whether its end
     /// was appended to the stream.
     private var grantRows: [AccountID: [(grant: EntitlementGrant, digest: String, expiryEmitted: Bool)]] = [:]
+    /// Families moved between accounts, in order, with the consumed units that went along.
+    private var transferRows: [TransferRow] = []
+    /// What the entitlement tracker last announced, by account.
     private var entitlementSnapshots: [AccountID: EntitlementSnapshot] = [:]
     private var isClosed = false
 
@@ -284,6 +287,15 @@ public actor InMemoryLedger: Ledger {
         return (grantRows[account] ?? []).map(\.grant).sorted { ($0.startsAt, $0.id) > ($1.startsAt, $1.id) }
     }
 
+    @discardableResult
+    public func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome {
+        try checkOpen()
+        let key = try LedgerPlanner.checkTransfer(request)
+        let (plan, outcome) = try planner.planTransfer(request, state: state(families: [key], transactions: []), recordedAt: configuration.now())
+        if outcome.isMoved { apply(plan) }
+        return outcome
+    }
+
     public func transaction(_ transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> RecordedTransaction? {
         try checkOpen()
         return transactions[TransactionKey(environment: environment, transactionId: transactionId)]?.value
@@ -311,6 +323,12 @@ public actor InMemoryLedger: Ledger {
         figures.stored = balances
         for (account, rows) in consumptions {
             for row in rows.values { figures.consumed[BalanceKey(account: account, productId: row.productId), default: 0] += row.quantity }
+        }
+        for transfer in transferRows {
+            guard let product = transfer.consumableProductId else { continue }
+            figures.addTransfer(
+                from: transfer.from, to: transfer.to, productId: product, consumedMoved: transfer.consumedMoved, refundedUnits: transfer.refundedUnits
+            )
         }
         return LedgerIntegrityReport(backend: backend, problems: figures.problems)
     }
@@ -395,6 +413,7 @@ public actor InMemoryLedger: Ledger {
         }
         for family in plan.familyInserts { families[family.key] = family }
         for family in plan.familyClaims { families[family.key]?.account = family.account }
+        for transfer in plan.transfers { families[transfer.key]?.account = transfer.to }
         for transition in plan.nextTransitions { families[transition.key]?.nextTransitionAt = transition.at }
         for row in plan.transactionInserts + plan.transactionUpdates {
             if let old = transactions[row.key]?.value.account { transactionsByAccount[old]?.remove(row.key) }
@@ -416,11 +435,29 @@ public actor InMemoryLedger: Ledger {
             balance.refunded += delta.refunded
             balances[delta.key] = balance
         }
+        for var transfer in plan.transfers {
+            if let product = transfer.consumableProductId, transfer.consumableUnits > 0 {
+                let from = BalanceKey(account: transfer.from, productId: product), to = BalanceKey(account: transfer.to, productId: product)
+                let empty = ConsumableBalance(productId: product, purchased: 0, refunded: 0, consumed: 0)
+                transfer.consumedMoved = TransferRow.consumedUnitsMoving(transfer.consumableUnits, after: balances[from] ?? empty)
+                if transfer.consumedMoved > 0 {
+                    balances[from, default: empty].consumed -= transfer.consumedMoved
+                    balances[to, default: empty].consumed += transfer.consumedMoved
+                }
+            }
+            transferRows.append(transfer)
+        }
         var planned = plan.events
         try? planned.settleBalances { key in
             balances[key] ?? ConsumableBalance(productId: key.productId, purchased: 0, refunded: 0, consumed: 0)
         }
         append(planned)
+    }
+
+    public func recordSupportAction(_ action: SupportAction) async throws(LedgerError) {
+        try checkOpen()
+        try action.check()
+        append([action.event(recordedAt: configuration.now())])
     }
 
     private func append(_ new: [LedgerEvent]) {

@@ -15,8 +15,11 @@ public import StoreGateCore
 /// transaction id form a *family* (renewals, restores, upgrades): the first account to record
 /// any of them owns the family, so renewals accrue to that account, and another account's
 /// attempt is refused with ``LedgerError/Code/ownedByAnotherAccount`` with nothing written
-/// (receipt sharing, replays). A transaction carrying an `appAccountToken` is recorded only
-/// for the account whose token it is (``AppAccountTokenPolicy``).
+/// (receipt sharing, replays) — or, under ``TransferPolicy/transfer``, moves the family to that
+/// account (``LedgerEvent/EventType/purchaseTransferred`` on both). A transaction carrying an
+/// `appAccountToken` is recorded only for the account whose token it is
+/// (``AppAccountTokenPolicy``), and a family holding one never moves to another account.
+/// Support moves a family by hand with ``transfer(_:)``.
 ///
 /// ## Changes from Apple
 /// Refunds and revocations (receipt `cancellation_date`, JWS `revocationDate`, `REFUND` and
@@ -111,8 +114,28 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore, Tr
     @discardableResult
     func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant
 
+    /// Keeps what support did at Apple for an account (``SupportAction``) as its
+    /// `subscription.extended` event, in the account's order.
+    ///
+    /// - Throws: ``LedgerError/Code/invalidArgument``, or a storage error.
+    func recordSupportAction(_ action: SupportAction) async throws(LedgerError)
+
     /// Every grant of `account` (ended and revoked ones too), newest first.
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant]
+
+    /// Moves a purchase family to an account by hand (support), whatever the
+    /// ``LedgerConfiguration/transferPolicy``: every transaction of the family, its renewals and
+    /// its consumable units (units the old owner already used leave with it as used, so the new
+    /// owner never spends them; `docs/transfers.md`), in one transaction, with a `purchase.transferred` event on both
+    /// accounts naming the actor and the reason. Moving a family to the account that owns it
+    /// changes nothing and says so (``TransferOutcome/isMoved``).
+    ///
+    /// - Throws: ``LedgerError/Code/purchaseNotFound`` (no account owns the family),
+    ///   ``LedgerError/Code/appAccountTokenMismatch`` (a transaction of the family is bound to an
+    ///   `appAccountToken` that is not the account's: it never moves there),
+    ///   ``LedgerError/Code/invalidArgument`` (identifier, reason, actor), or a storage error.
+    @discardableResult
+    func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome
 
     /// What was last announced of each account's entitlements (accounts never announced are
     /// absent).
@@ -164,7 +187,7 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore, Tr
     func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning
 
     /// Appends the changes that time alone made up to `date` — a subscription period or grace
-    /// period ending (``SubscriptionClock``), a grant reaching its end (`grant.expired`) — for
+    /// period ending (`SubscriptionClock`), a grant reaching its end (`grant.expired`) — for
     /// at most `limit` families and at most `limit` grants whose moment has passed, in one
     /// transaction. Each is appended once, however many instances call this at once.
     ///

@@ -3,12 +3,14 @@ public import Logging
 public import Foundation
 
 /// What every ledger backend is configured with: the product catalog, the account-token
-/// policy, encryption at rest, a logger and a clock.
+/// policy, the transfer policy, encryption at rest, a logger and a clock.
 public struct LedgerConfiguration: Sendable {
     /// Product types and subscription groups for proofs that do not state them.
     public var catalog: ProductCatalog
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy
+    /// What happens when an account presents a purchase another account owns.
+    public var transferPolicy: TransferPolicy
     /// Encryption of stored raw proofs; `nil` stores no raw proofs (see ``startupWarnings``).
     public var encryption: ProofEncryption?
     /// Where the ledger logs (debug and trace only; never proofs or keys).
@@ -22,6 +24,8 @@ public struct LedgerConfiguration: Sendable {
     /// - Parameters:
     ///   - catalog: Product types and groups for receipts (default: empty, every product falls back).
     ///   - accountTokenPolicy: How accounts map to `appAccountToken` (default ``AppAccountTokenPolicy/accountIDIsUUID``).
+    ///   - transferPolicy: Refuse another account's proof of an owned purchase, or move the
+    ///     purchase to it (default ``TransferPolicy/refuse``).
     ///   - encryption: Keys for raw proofs at rest (default none: raw proofs are not stored).
     ///   - logger: The ledger's logger: pass the application's. Without one the ledger logs
     ///     nothing (a library does not write to a log nobody gave it).
@@ -29,12 +33,14 @@ public struct LedgerConfiguration: Sendable {
     public init(
         catalog: ProductCatalog = ProductCatalog(),
         accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID,
+        transferPolicy: TransferPolicy = .refuse,
         encryption: ProofEncryption? = nil,
         logger: Logger = Logger(label: "storegate.ledger", factory: { _ in SwiftLogNoOpLogHandler() }),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.catalog = catalog
         self.accountTokenPolicy = accountTokenPolicy
+        self.transferPolicy = transferPolicy
         self.encryption = encryption
         self.logger = logger
         self.now = now

@@ -27,6 +27,7 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
             case cursorExpired = "cursor_expired"
             case corruptState = "corrupt_state"
             case grantNotFound = "grant_not_found"
+            case purchaseNotFound = "purchase_not_found"
         }
 
         private let backing: Backing
@@ -74,6 +75,9 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let corruptState = Code(.corruptState)
         /// The account has no grant of that id.
         public static let grantNotFound = Code(.grantNotFound)
+        /// No account owns a purchase family with that original transaction id in that
+        /// environment (``Ledger/transfer(_:)``: unknown, or known only from notifications).
+        public static let purchaseNotFound = Code(.purchaseNotFound)
 
         /// A stable snake-case name, used in reports and HTTP error bodies.
         public var description: String { backing.rawValue }
@@ -108,6 +112,8 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - productId: The product concerned, if any.
     ///   - available: The available balance, for ``Code/insufficientBalance``.
     ///   - isRetryable: Whether the same call may succeed later.
+    ///   - file: The source file that raises it (the caller's, by default).
+    ///   - line: The source line that raises it (the caller's, by default).
     public init(
         _ code: Code,
         reason: String,

@@ -349,8 +349,8 @@ enum LoadWithEventsSQL: LedgerStatementSQL {
 }
 
 enum ApplyWithEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_apply_v5"
-    static let sql = "SELECT ledger_apply_v5($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
+    static let name = "storegate_ledger_apply_v6"
+    static let sql = "SELECT ledger_apply_v6($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
 }
 
 enum ConsumeWithEventSQL: LedgerStatementSQL {

@@ -95,8 +95,46 @@ enum PostgresFunctions {
     /// text (``PostgresEvents/appendFromArrays``).
     static var applyWithEventArrays: String { applyFunction(version: 4) }
 
-    /// `ledger_apply_v5(…)` (schema 14): version 4, writing the transactions' money columns.
-    static var applyWithMoney: String { applyFunction(version: 5) }
+    /// `ledger_apply_v5(…)` (schema 12): version 4's parameters and writes, and the plan's
+    /// `transfers` — purchase families moving between accounts. Each changes its family's owner
+    /// from the account it leaves (refusing, 40001, a family that account no longer owns),
+    /// before the transactions' updates; then, after the balance deltas, moves the consumed
+    /// units that leave with a consumable (``PostgresFunctions/moveConsumedUnits``) and stores
+    /// the move's row. Both accounts' event locks are taken first, as for every plan with
+    /// events on several accounts, so a consumption of the old owner waits for the move.
+    static var applyWithTransfers: String { applyFunction(version: 5) }
+
+    /// The PL/pgSQL of one transfer (`r`) after the balance deltas: the old owner's consumed
+    /// units its remaining purchases no longer cover, at most the units that left
+    /// (`TransferRow.consumedUnitsMoving`), go from its balance to the new owner's; then the
+    /// move's row, with that number.
+    static let moveConsumedUnits = """
+        moved_units := 0;
+                IF (r->>'units')::bigint > 0 THEN
+                    SELECT b.purchased, b.refunded, b.consumed INTO balance FROM ledger_balances b
+                    WHERE b.account_id = r->>'from_account' AND b.product_id = r->>'product_id' FOR UPDATE;
+                    IF FOUND THEN
+                        moved_units := GREATEST(0, LEAST((r->>'units')::bigint, balance.consumed - balance.purchased));
+                    END IF;
+                    IF moved_units > 0 THEN
+                        UPDATE ledger_balances SET consumed = consumed - moved_units
+                        WHERE account_id = r->>'from_account' AND product_id = r->>'product_id';
+                        INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
+                        VALUES (r->>'to_account', r->>'product_id', 0, 0, moved_units)
+                        ON CONFLICT (account_id, product_id) DO UPDATE SET consumed = ledger_balances.consumed + moved_units;
+                    END IF;
+                END IF;
+                INSERT INTO ledger_transfers (id, environment, original_transaction_id, from_account, to_account, transferred_at, source,
+                    actor, reason, product_id, units, refunded_units, consumed_moved)
+                VALUES (r->>'id', r->>'environment', r->>'original_transaction_id', r->>'from_account', r->>'to_account',
+                    (r->>'transferred_at')::bigint, r->>'source', r->>'actor', r->>'reason', r->>'product_id', (r->>'units')::bigint,
+                    (r->>'refunded_units')::bigint, moved_units);
+        """
+
+    /// `ledger_apply_v6(…)` (schema 14): version 5's parameters and writes (transfers included),
+    /// also writing the transactions' money columns and adding the plan's `rollup_deltas` to the
+    /// daily analytics rollups (``FamilyRollup``) in the same transaction.
+    static var applyWithMoney: String { applyFunction(version: 6) }
 
     /// The loop of `body` over the plan's list `name` (`r` each element). From version 3 the
     /// loop runs only when the document has the list (``PostgresPlanJSON`` leaves empty ones
@@ -129,21 +167,22 @@ enum PostgresFunctions {
         let parameters = version < 3 ? "plan jsonb"
             : version < 4 ? "plan jsonb, sealed_proof bytea"
             : "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[]"
-        let moneyInsertColumns = version < 5 ? "" : ",\n            \(PostgresLedger.moneyColumns)"
-        let moneyInsertValues = version < 5 ? "" : """
+        let moneyInsertColumns = version < 6 ? "" : ",\n            \(PostgresLedger.moneyColumns)"
+        let moneyInsertValues = version < 6 ? "" : """
             ,
                         (r->>'money_known')::boolean, (r->>'price')::bigint, r->>'currency', r->>'storefront',
                         (r->>'offer_type')::bigint, r->>'offer_identifier', r->>'offer_period', r->>'offer_discount_type',
                         r->>'transaction_reason'
             """
-        let moneyUpdates = version < 5 ? "" : """
+        let moneyUpdates = version < 6 ? "" : """
 
                         money_known = (r->>'money_known')::boolean, price = (r->>'price')::bigint, currency = r->>'currency',
                         storefront = r->>'storefront', offer_type = (r->>'offer_type')::bigint,
                         offer_identifier = r->>'offer_identifier', offer_period = r->>'offer_period',
                         offer_discount_type = r->>'offer_discount_type', transaction_reason = r->>'transaction_reason',
             """
-        let variables = version < 2 ? "" : version < 4 ? "\n    balance record;" : "\n    balance record;\n    event_text text;"
+        let variables = version < 2 ? "" : version < 4 ? "\n    balance record;"
+            : version < 5 ? "\n    balance record;\n    event_text text;" : "\n    balance record;\n    event_text text;\n    moved_units bigint;"
         return """
         CREATE OR REPLACE FUNCTION ledger_apply_v\(version)(\(parameters)) RETURNS void LANGUAGE plpgsql \(settings) AS $fn$
         DECLARE
@@ -188,6 +227,14 @@ enum PostgresFunctions {
                   AND COALESCE(account_id, '') = '';
                 IF NOT FOUND THEN
                     RAISE EXCEPTION 'ledger: a purchase family was claimed concurrently' USING ERRCODE = 'serialization_failure';
+                END IF;
+                """))
+            \(version < 5 ? "" : each("transfers", version, """
+                UPDATE ledger_families SET account_id = r->>'to_account'
+                WHERE environment = r->>'environment' AND original_transaction_id = r->>'original_transaction_id'
+                  AND account_id = r->>'from_account';
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: a purchase family moved concurrently' USING ERRCODE = 'serialization_failure';
                 END IF;
                 """))
             \(each("transaction_inserts", version, """
@@ -243,7 +290,7 @@ enum PostgresFunctions {
                 WHERE (excluded.observed_at, excluded.tiebreak COLLATE "C")
                     > (ledger_renewals.observed_at, ledger_renewals.tiebreak COLLATE "C");
                 """))
-            \(version < 5 ? "" : each("rollup_deltas", version, """
+            \(version < 6 ? "" : each("rollup_deltas", version, """
                 INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
                 VALUES (r->>'measure', r->>'environment', (r->>'day')::bigint, r->>'product_id', r->>'subscription_group',
                         r->>'storefront', r->>'currency', r->>'offer', (r->>'count')::bigint, (r->>'amount')::bigint)
@@ -260,6 +307,7 @@ enum PostgresFunctions {
                     purchased = ledger_balances.purchased + (r->>'purchased')::bigint,
                     refunded = ledger_balances.refunded + (r->>'refunded')::bigint;
                 """))
+            \(version < 5 ? "" : each("transfers", version, moveConsumedUnits))
         \(events)END;
         $fn$
         """

@@ -4,7 +4,7 @@ import PostgresNIO
 public import StoreGateCore
 public import StoreGateLedger
 
-/// The daily analytics rollups (schema 14, ``AnalyticsStore``): changed by `ledger_apply_v5`
+/// The daily analytics rollups (schema 14, ``AnalyticsStore``): changed by `ledger_apply_v6`
 /// in the recording's transaction, rebuilt under a lock that makes writers wait.
 extension PostgresLedger {
     public func rollups(

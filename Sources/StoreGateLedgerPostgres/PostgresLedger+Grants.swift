@@ -52,6 +52,19 @@ extension PostgresLedger {
         return try outcome.get()
     }
 
+    public func recordSupportAction(_ action: SupportAction) async throws(LedgerError) {
+        try action.check()
+        let recordedAt = configuration.now()
+        let event = action.event(recordedAt: recordedAt)
+        let logger = self.logger
+        let outcome = try await transaction { connection -> Result<Void, LedgerError> in
+            try await Self.lockAccount(action.account, connection, logger: logger)
+            try await Self.appendEvents([event], at: recordedAt, connection, logger: logger)
+            return .success(())
+        }
+        try outcome.get()
+    }
+
     @discardableResult
     public func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant {
         try GrantPlanner.checkRevocation(id: id, by: actor, reason: reason)

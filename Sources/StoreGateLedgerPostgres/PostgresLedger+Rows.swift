@@ -268,7 +268,7 @@ extension PostgresLedger {
 
     // MARK: Storing
 
-    /// Writes `plan` with `ledger_apply_v4`, in one round trip and one implicit transaction.
+    /// Writes `plan` with `ledger_apply_v6`, in one round trip and one implicit transaction.
     static func apply(_ plan: LedgerWritePlan, loaded: Loaded, at date: Date, _ connection: PostgresConnection, logger: Logger) async throws {
         let claimed = Set(plan.familyClaims.map(\.key))
         let unowned = loaded.state.families.values
@@ -405,6 +405,15 @@ extension PostgresLedger {
         }
         for row in try await rows(connection, "SELECT account_id, product_id, SUM(quantity)::BIGINT FROM ledger_consumptions GROUP BY account_id, product_id", logger: logger) {
             figures.consumed[BalanceKey(account: account(try row.text(0)), productId: try row.text(1))] = try row.int(2)
+        }
+        // Consumed units that left with a purchase moved to another account (schema 12).
+        for row in try await rows(connection, """
+            SELECT from_account, to_account, product_id, consumed_moved, refunded_units FROM ledger_transfers WHERE product_id IS NOT NULL
+            """, logger: logger) {
+            figures.addTransfer(
+                from: account(try row.text(0)), to: account(try row.text(1)), productId: try row.text(2), consumedMoved: try row.int(3),
+                refundedUnits: try row.int(4)
+            )
         }
         return figures
     }

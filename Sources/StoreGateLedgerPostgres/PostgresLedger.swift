@@ -284,7 +284,7 @@ public final class PostgresLedger: Ledger {
     }
 
     /// Reads the due families and their rows, and writes their events and next transitions
-    /// with `ledger_apply_v4`, which refuses the whole write (retried) when one of the families
+    /// with the apply function, which refuses the whole write (retried) when one of the families
     /// changed since it was read — so two instances never append a family's transition twice,
     /// and a write racing the clock replans with the moved transition.
     @discardableResult

@@ -2,7 +2,7 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v5` takes, with Core's
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v6` takes, with Core's
 /// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
 ///
 /// The sealed proof is not in the document: it goes as a binary parameter of its own, and
@@ -67,6 +67,22 @@ enum PostgresPlanJSON {
                 }
             }
             Self.list("family_claims", plan.familyClaims, to: &json) { json, family in Self.family(family.key, account: family.account, to: &json) }
+            Self.list("transfers", plan.transfers, to: &json) { json, transfer in
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("environment", transfer.key.environment.rawValue)
+                    json.member("original_transaction_id", transfer.key.originalTransactionId)
+                    json.member("from_account", transfer.from.rawValue)
+                    json.member("to_account", transfer.to.rawValue)
+                    json.member("transferred_at", transfer.transferredAt.ledgerMilliseconds)
+                    json.member("source", transfer.source)
+                    json.nullableMember("actor", transfer.actor)
+                    json.nullableMember("reason", transfer.reason)
+                    json.nullableMember("product_id", transfer.consumableProductId)
+                    json.member("units", transfer.consumableUnits)
+                    json.member("refunded_units", transfer.refundedUnits)
+                }
+            }
             Self.list("transaction_inserts", plan.transactionInserts, to: &json) { json, row in Self.transaction(row, revision: nil, to: &json) }
             Self.list("transaction_updates", plan.transactionUpdates, to: &json) { json, row in Self.transaction(row, revision: revisions[row.key] ?? -1, to: &json) }
             Self.list("renewals", plan.renewals, to: &json) { json, row in Self.renewal(row, to: &json) }
@@ -101,7 +117,7 @@ enum PostgresPlanJSON {
         return json.text
     }
 
-    /// The last four parameters of `ledger_apply_v5`: the events' stored JSON (an event whose
+    /// The last four parameters of `ledger_apply_v6` (and v5, v4): the events' stored JSON (an event whose
     /// balance the store states without the end of its entitlement, which the function
     /// appends), accounts, products, and which events those are; four `NULL`s for no events.
     static func eventParameters(_ events: [LedgerEvent]) -> [PostgresValue] {

@@ -211,8 +211,31 @@ enum PostgresSchema {
             "CREATE TABLE ledger_entitlement_snapshots (account_id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, next_check_at BIGINT)",
             "CREATE INDEX ledger_entitlement_snapshots_due ON ledger_entitlement_snapshots (next_check_at) WHERE next_check_at IS NOT NULL",
         ]),
-        // 12 (transfers) and 13 (live admin) belong to other features.
-        Migration(version: 14, description: "money facts: price, currency, storefront, offer and transaction reason of each transaction", statements: [
+        Migration(version: 12, description: "purchase transfers between accounts; ledger_apply_v5 moves families", statements: [
+            // One row per move of a family: the audit (who, why, from where) and the consumed
+            // units of the old owner that went with a consumable, which the integrity check adds
+            // to the consumptions behind each balance. The owner itself is the family's row.
+            """
+            CREATE TABLE ledger_transfers (
+                id TEXT PRIMARY KEY,
+                environment TEXT NOT NULL,
+                original_transaction_id TEXT NOT NULL,
+                from_account TEXT NOT NULL,
+                to_account TEXT NOT NULL,
+                transferred_at BIGINT NOT NULL,
+                source TEXT NOT NULL,
+                actor TEXT,
+                reason TEXT,
+                product_id TEXT,
+                units BIGINT NOT NULL CHECK (units >= 0),
+                refunded_units BIGINT NOT NULL CHECK (refunded_units >= 0),
+                consumed_moved BIGINT NOT NULL CHECK (consumed_moved >= 0 AND consumed_moved <= units)
+            )
+            """,
+            PostgresFunctions.applyWithTransfers,
+        ]),
+        // 13 (live admin) belongs to another feature.
+        Migration(version: 14, description: "money facts: price, currency, storefront, offer and transaction reason of each transaction; ledger_apply_v6 keeps the daily rollups", statements: [
             // `money_known` false: only an app receipt showed the transaction (no price: unknown).
             // Rows stored before this version get theirs from their stored proofs
             // (`MoneyFactsBackfill`) or from Apple's history.

@@ -38,6 +38,12 @@ extension SQLiteLedger {
         }
     }
 
+    public func recordSupportAction(_ action: SupportAction) async throws(LedgerError) {
+        try action.check()
+        let event = action.event(recordedAt: configuration.now())
+        try await write { connection throws(LedgerError) in try Self.appendEvents([event], connection) }
+    }
+
     @discardableResult
     public func revokeGrant(_ id: String, of account: AccountID, by actor: String, reason: String, at date: Date) async throws(LedgerError) -> EntitlementGrant {
         try GrantPlanner.checkRevocation(id: id, by: actor, reason: reason)

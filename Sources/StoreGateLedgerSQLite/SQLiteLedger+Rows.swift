@@ -106,6 +106,13 @@ extension SQLiteLedger {
         try connection.query(selectByAccount, [id]) { row throws(LedgerError) in
             records.transactions.append(try decodeTransaction(row).value)
         }
+        // Balances first: an account whose purchases all moved to another one keeps the
+        // counters of what it consumed.
+        try connection.query("SELECT product_id, purchased, refunded, consumed FROM ledger_balances WHERE account_id = ?", [id]) { row throws(LedgerError) in
+            records.balances.append(ConsumableBalance(
+                productId: row.text(0), purchased: Int(row.integer(1)), refunded: Int(row.integer(2)), consumed: Int(row.integer(3))
+            ))
+        }
         guard !records.transactions.isEmpty else { return records }
         // Renewal infos only matter to auto-renewable subscriptions.
         if records.transactions.contains(where: { $0.productType == .autoRenewable }) {
@@ -123,11 +130,6 @@ extension SQLiteLedger {
                 environment: AppStoreEnvironment(rawValue: row.text(4)),
                 transactionId: row.optionalText(5),
                 originalTransactionId: row.optionalText(6)
-            ))
-        }
-        try connection.query("SELECT product_id, purchased, refunded, consumed FROM ledger_balances WHERE account_id = ?", [id]) { row throws(LedgerError) in
-            records.balances.append(ConsumableBalance(
-                productId: row.text(0), purchased: Int(row.integer(1)), refunded: Int(row.integer(2)), consumed: Int(row.integer(3))
             ))
         }
         return records
@@ -174,6 +176,14 @@ extension SQLiteLedger {
                 "UPDATE ledger_families SET account_id = ? WHERE environment = ? AND original_transaction_id = ? AND account_id IS NULL",
                 [.optional(family.account?.rawValue), .text(family.key.environment.rawValue), .text(family.key.originalTransactionId)]
             )
+        }
+        for transfer in plan.transfers {
+            let changed = try connection.run(
+                "UPDATE ledger_families SET account_id = ? WHERE environment = ? AND original_transaction_id = ? AND account_id = ?",
+                [.text(transfer.to.rawValue), .text(transfer.key.environment.rawValue), .text(transfer.key.originalTransactionId), .text(transfer.from.rawValue)]
+            )
+            // The plan was made from rows read in this transaction: anything else is a bug.
+            guard changed == 1 else { throw LedgerError(.storage, reason: "a moved purchase family was not owned by the account it left") }
         }
         try setNextTransitions(plan.nextTransitions, connection)
         for row in plan.transactionInserts {
@@ -240,6 +250,7 @@ extension SQLiteLedger {
                 ]
             )
         }
+        for transfer in plan.transfers { try storeTransfer(transfer, connection) }
         var events = plan.events
         if !events.isEmpty {
             // The counters as stored now, read back by key (the page is in the cache). Not with
@@ -459,6 +470,15 @@ extension SQLiteLedger {
         }
         try connection.query("SELECT account_id, product_id, SUM(quantity) FROM ledger_consumptions GROUP BY account_id, product_id") { row throws(LedgerError) in
             figures.consumed[BalanceKey(account: account(row.text(0)), productId: row.text(1))] = Int(row.integer(2))
+        }
+        // Consumed units that left with a purchase moved to another account (schema 12).
+        try connection.query(
+            "SELECT from_account, to_account, product_id, consumed_moved, refunded_units FROM ledger_transfers WHERE product_id IS NOT NULL"
+        ) { row throws(LedgerError) in
+            figures.addTransfer(
+                from: account(row.text(0)), to: account(row.text(1)), productId: row.text(2), consumedMoved: Int(row.integer(3)),
+                refundedUnits: Int(row.integer(4))
+            )
         }
         return figures
     }

@@ -25,7 +25,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// The input is empty.
         public static let empty = Code(.empty)
-        /// The input is over ``Limits/maxReceiptBytes``.
+        /// The input is over `Limits.maxReceiptBytes`.
         public static let tooLarge = Code(.tooLarge)
         /// The input is neither DER nor valid base64.
         public static let notBase64 = Code(.notBase64)
@@ -63,7 +63,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let duplicateField = Code(.duplicateField)
         /// A date field is not an RFC 3339 date.
         public static let invalidDate = Code(.invalidDate)
-        /// More in-app entries than ``Limits/maxInAppPurchases``.
+        /// More in-app entries than `Limits.maxInAppPurchases`.
         public static let tooManyPurchases = Code(.tooManyPurchases)
         /// The certificate chain failed; the Core chain code says how.
         public static func chain(_ code: ChainError.Code) -> Code { Code(.chain(code)) }
@@ -85,7 +85,7 @@ public struct ReceiptError: Error, Hashable, Sendable, CustomStringConvertible {
         /// does not hold; ``ReceiptError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
-        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// Every code, chain failures once per `ChainError.Code` (the HTTP API's error codes
         /// are built from it).
         public static let all: [Code] = [
             .empty, .tooLarge, .notBase64, .malformedPKCS7, .notSignedData, .unsupportedContentType, .missingContent, .noSigner,

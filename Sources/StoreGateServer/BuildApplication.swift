@@ -128,10 +128,12 @@ public func buildApplication(
         app.addServices(sync)
     }
     let firstSight = sync?.firstSight
+    let transactionActions = sync?.transactionActions
     app.beforeServerStarts {
         try await opened.prepare()
         // Before the first request: every fact recorded from now on is after the followers' places.
-        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace)] {
+        for (name, initialize) in [("entitlement tracker", tracker.initializePlace), ("first-sight refresh", firstSight?.initializePlace),
+                                  ("transaction actions", transactionActions?.initializePlace)] {
             guard let initialize else { continue }
             do throws(LedgerError) {
                 // A busy database may miss one operation's deadline at start-up: try for 15 s, as

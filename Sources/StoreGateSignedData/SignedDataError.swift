@@ -5,8 +5,8 @@ public import StoreGateCore
 /// Shaped like swift-certificates' `CertificateError`: equal by ``code``; ``step`` (derived
 /// from the code, as for receipts: each code belongs to exactly one step) names where
 /// verification stopped, ``field`` the JSON member or JWS part at fault, ``reason`` explains it
-/// to people and is never compared. Chain failures keep the ``ChainError/Code`` of
-/// ``CertificateChainVerifier`` inside ``Code/chain(_:)``; on the wire they are spelled
+/// to people and is never compared. Chain failures keep the `ChainError.Code` of
+/// `CertificateChainVerifier` inside ``Code/chain(_:)``; on the wire they are spelled
 /// `chain_<code>`, as receipts spell them.
 public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The machine-readable failure.
@@ -46,7 +46,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
 
         /// The input is empty.
         public static let empty = Code(.empty)
-        /// The input is larger than ``Limits/maxJWSBytes``.
+        /// The input is larger than `Limits.maxJWSBytes`.
         public static let tooLarge = Code(.tooLarge)
         /// The input is not three dot-separated parts.
         public static let malformedCompactSerialization = Code(.malformedCompactSerialization)
@@ -100,7 +100,7 @@ public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertibl
         /// ``SignedDataExpectations``) does not hold; ``SignedDataError/field`` names it.
         public static let expectationNotMet = Code(.expectationNotMet)
 
-        /// Every code, chain failures once per ``ChainError/Code`` (the HTTP API's error codes
+        /// Every code, chain failures once per `ChainError.Code` (the HTTP API's error codes
         /// are built from it).
         public static let all: [Code] = [
             .empty, .tooLarge, .malformedCompactSerialization, .invalidBase64URL, .malformedHeader, .unsupportedAlgorithm,

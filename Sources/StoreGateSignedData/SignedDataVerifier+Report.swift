@@ -27,9 +27,9 @@ extension SignedDataVerifier {
     ///
     /// - Parameters:
     ///   - bytes: The compact JWS.
-    ///   - kind: What it is (``StoreGateCore/ProofKind/signedTransaction``,
-    ///     ``StoreGateCore/ProofKind/signedRenewalInfo``, ``StoreGateCore/ProofKind/appTransaction``
-    ///     or ``StoreGateCore/ProofKind/notification``).
+    ///   - kind: What it is (`ProofKind.signedTransaction`,
+    ///     `ProofKind.signedRenewalInfo`, `ProofKind.appTransaction`
+    ///     or `ProofKind.notification`).
     ///   - expectations: What it must satisfy; the verifier's own when `nil`.
     public func report(bytes: [UInt8], as kind: ProofKind, expecting expectations: SignedDataExpectations? = nil) async -> SignedDataVerificationReport {
         let verifier = expecting(expectations)

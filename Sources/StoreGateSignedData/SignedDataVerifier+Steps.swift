@@ -3,7 +3,7 @@ import Foundation
 import StoreGateCore
 import X509
 
-/// The steps every JWS goes through, in the order of ``StoreGateCore/VerificationStep``:
+/// The steps every JWS goes through, in the order of `VerificationStep`:
 /// input and structure (``parse(_:)``), signature (``checkSignature(_:)``), payload (the
 /// caller decodes it), chain (``validateChain(_:_:signingTime:)``), expectations
 /// (``expect(_:trace:)``, over the claims the caller builds from its payload).

@@ -5,9 +5,9 @@ public import StoreGateCore
 /// Verifies StoreKit 2 signed data offline: signed transactions, renewal infos, app
 /// transactions and App Store Server Notifications V2 (with their nested signed data).
 ///
-/// Each JWS goes through the same steps, in the order of ``StoreGateCore/VerificationStep``,
+/// Each JWS goes through the same steps, in the order of `VerificationStep`,
 /// each failing with its own ``SignedDataError``:
-/// 1. **input**: not empty, at most ``StoreGateCore/Limits/maxJWSBytes``;
+/// 1. **input**: not empty, at most `Limits.maxJWSBytes`;
 /// 2. **structure**: three strict base64url parts; a header with `alg` exactly `ES256` and
 ///    an `x5c` of three certificates, or of one (which the chain step accepts only as an
 ///    enabled opt-in anchor: Xcode's StoreKit Testing certificate);
@@ -24,7 +24,7 @@ public import StoreGateCore
 ///    transaction, then the caller's own), run in order over the ``SignedDataClaims`` each
 ///    kind's payload makes; the first failure is the verdict.
 ///
-/// The chain cache lives in the shared ``StoreGateCore/CertificateChainVerifier``; the verifier
+/// The chain cache lives in the shared `CertificateChainVerifier`; the verifier
 /// itself keeps only a memo of the JWS headers whose signature and chain held (a warm
 /// verification reads its 5 KB header once per chain, not once per JWS), so one verifier
 /// serves any number of tasks.

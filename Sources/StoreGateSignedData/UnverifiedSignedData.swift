@@ -23,19 +23,19 @@ public struct UnverifiedSignedData: Sendable {
     /// The decoded payload.
     public let payload: Payload
 
-    /// Splits and decodes a JWS.
-    ///
-    /// - Parameters:
-    ///   - bytes: The compact serialization.
-    ///   - kind: The kind of payload; `nil` detects it (see ``detectKind(of:)``).
-    ///   - limits: Size limits.
-    /// - Throws: ``SignedDataError`` in the `input`, `structure` or `payload` step.
     /// The kind a JWS's payload reveals by its members; a JWS too broken to decode counts as
     /// a signed transaction (its verification then refuses it and names the step and field).
     public static func detectedKind(_ bytes: [UInt8], limits: Limits = .default) -> ProofKind {
         (try? UnverifiedSignedData(bytes: bytes, limits: limits).kind) ?? .signedTransaction
     }
 
+    /// Splits and decodes a JWS.
+    ///
+    /// - Parameters:
+    ///   - bytes: The compact serialization.
+    ///   - kind: The kind of payload; `nil` detects it (see ``detectKind(ofPayload:)``).
+    ///   - limits: Size limits.
+    /// - Throws: ``SignedDataError`` in the `input`, `structure` or `payload` step.
     public init(bytes: [UInt8], kind: ProofKind? = nil, limits: Limits = .default) throws(SignedDataError) {
         let jws = try CompactJWS(bytes: bytes, limits: limits)
         let object = try jws.payloadObject()

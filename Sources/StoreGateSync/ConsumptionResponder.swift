@@ -15,8 +15,12 @@ public struct ConsumptionSettings: Sendable, Hashable {
     /// The app offers a free sample, trial or description before purchase
     /// (`STOREGATE_CONSUMPTION_SAMPLE_CONTENT`).
     public var sampleContentProvided = false
-    /// The app's refund preference, if it states one (`STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    /// The app's refund preference, if it states one (`STOREGATE_CONSUMPTION_REFUND_PREFERENCE`):
+    /// the preference when no rule of ``refundPolicy`` holds.
     public var refundPreference: ConsumptionInformation.RefundPreference?
+    /// Rules choosing the preference per request (`STOREGATE_CONSUMPTION_REFUND_POLICY`);
+    /// the first that holds decides.
+    public var refundPolicy: ConsumptionRefundPolicy?
     /// How long after Apple signed the request it still takes an answer (12 hours).
     public var window: Duration = .seconds(12 * 3600)
     /// The first retry's wait; it doubles with every failure, up to ``maximumBackoff``.
@@ -38,22 +42,10 @@ public struct ConsumptionSettings: Sendable, Hashable {
 
 /// Answers Apple's `CONSUMPTION_REQUEST` notifications with Send Consumption Information
 /// (`PUT /inApps/v2/transactions/consumption/{transactionId}`), every field derived from the
-/// ledger at the moment of sending:
-///
-/// - `customerConsented`: the app's setting; nothing is sent without it.
-/// - `deliveryStatus`: `DELIVERED` when the ledger recorded the transaction for an account
-///   (the app's server presented its proof, so it granted the purchase), `UNDELIVERED_OTHER`
-///   when no account ever claimed it (Apple's notification is all the ledger has).
-/// - `consumptionPercentage` (milliunits):
-///   - a consumable: the account's consumed units of the product over its units bought and not
-///     refunded (the ledger keeps one balance per product and account, not per transaction);
-///   - a non-renewing subscription: the part of its period (purchase to expiry) elapsed when
-///     the answer is sent, or when it was revoked;
-///   - undelivered: 0;
-///   - a non-consumable: omitted (the ledger does not know how much of it was used), and an
-///     auto-renewable subscription: omitted (Apple takes none for them).
-/// - `sampleContentProvided` and `refundPreference`: the app's settings
-///   (`GRANT_PRORATED` is dropped when no percentage above 0 is known, as Apple requires).
+/// ledger at the moment of sending (``ConsumptionAnswer``): a consumable's percentage is that
+/// of the requested purchase (``ConsumptionAllocation``), the refund preference comes from the
+/// app's policy (``ConsumptionRefundPolicy``), and nothing Apple's documented rules refuse is
+/// sent — what had to change is kept with the request and shown in its status.
 ///
 /// Requests wait in the ledger (a leased state per notification), so a crash loses none and a
 /// request seen by both the webhook and the sync is answered once. Each answer is sent under a
@@ -82,6 +74,9 @@ public struct ConsumptionResponder: PeriodicWorker {
         /// The environment of the transaction in the ledger.
         var environment: String
         var transactionId: String
+        /// The product's type as Apple's request named it (`nil` in requests stored before it
+        /// was kept), for a purchase the ledger does not know.
+        var productType: String?
         /// When Apple signed the request (ms): the window starts there.
         var requestedAt: Int64
         var state: State = .pending
@@ -103,6 +98,36 @@ public struct ConsumptionResponder: PeriodicWorker {
         var deliveryStatus: String
         var consumptionPercentage: Int?
         var refundPreference: String?
+        /// What chose the preference (``ConsumptionAnswer/preferenceSource``).
+        var preferenceSource: String?
+        /// What was changed to meet Apple's rules (``ConsumptionAnswer/adjustment``).
+        var adjustment: String?
+    }
+
+    /// One request as the status shows it.
+    public struct RequestStatus: Sendable, Hashable {
+        /// The transaction Apple asked about.
+        public var transactionId: String
+        /// The environment of the transaction.
+        public var environment: String
+        /// Where it stands.
+        public var state: State
+        /// When Apple signed the request.
+        public var requestedAt: Date
+        /// Attempts made.
+        public var attempts: Int
+        /// The `deliveryStatus` sent, once sent.
+        public var deliveryStatus: String?
+        /// The `consumptionPercentage` sent, once sent (`nil` also when omitted).
+        public var consumptionPercentage: Int?
+        /// The `refundPreference` sent, once sent (`nil` also when none was stated).
+        public var refundPreference: String?
+        /// What chose the preference.
+        public var preferenceSource: String?
+        /// What was changed to meet Apple's rules and why.
+        public var adjustment: String?
+        /// Why the last attempt failed (not for a sent request).
+        public var lastError: String?
     }
 
     /// What the requests look like now.
@@ -115,6 +140,17 @@ public struct ConsumptionResponder: PeriodicWorker {
         public var lastError: String?
         /// Stored requests that do not decode: shown, never counted as anything else.
         public var unreadable = 0
+        /// Answers sent after a change to meet Apple's rules.
+        public var adjusted = 0
+        /// The transaction of the latest such answer, if any.
+        public var lastAdjustmentTransactionId: String?
+        /// What was changed in it and why.
+        public var lastAdjustment: String?
+        /// The newest requests (at most ``recentLimit``), newest first.
+        public var recent: [RequestStatus] = []
+
+        /// How many requests ``recent`` lists.
+        public static let recentLimit = 20
 
         /// An empty summary.
         public init() {}
@@ -173,45 +209,6 @@ public struct ConsumptionResponder: PeriodicWorker {
         self.now = now
     }
 
-    /// The information for one transaction, from what the ledger recorded.
-    ///
-    /// - Parameters:
-    ///   - transaction: The transaction as recorded (`nil`: the ledger does not know it).
-    ///   - balance: For a consumable recorded for an account, that account's balance of it.
-    ///   - settings: The app's statements.
-    ///   - date: When the answer is sent (a non-renewing subscription's elapsed part).
-    public static func information(
-        for transaction: RecordedTransaction?, balance: ConsumableBalance?, settings: ConsumptionSettings, at date: Date
-    ) -> ConsumptionInformation {
-        let delivered = transaction?.account != nil
-        var percentage: Int?
-        if !delivered {
-            percentage = 0
-        } else if let transaction {
-            switch transaction.productType {
-            case .consumable:
-                if let balance, balance.purchased > 0 {
-                    percentage = min(100_000, max(0, balance.consumed * 100_000 / balance.purchased))
-                }
-            case .nonRenewing:
-                if let expires = transaction.expiresDate, expires > transaction.purchaseDate {
-                    let end = min(date, transaction.revocationDate ?? date)
-                    let elapsed = end.timeIntervalSince(transaction.purchaseDate) / expires.timeIntervalSince(transaction.purchaseDate)
-                    percentage = Int((min(1, max(0, elapsed)) * 100_000).rounded(.down))
-                }
-            default:
-                break
-            }
-        }
-        var preference = settings.refundPreference
-        if preference == .grantProrated, (percentage ?? 0) == 0 { preference = nil }
-        return ConsumptionInformation(
-            customerConsented: settings.customerConsented, consumptionPercentage: percentage,
-            deliveryStatus: delivered ? .delivered : .undeliveredOther, sampleContentProvided: settings.sampleContentProvided,
-            refundPreference: preference
-        )
-    }
-
     /// Queues the answer to a `CONSUMPTION_REQUEST` once per notification (the webhook and the
     /// sync both call this; the second call finds it queued). Other notifications are ignored,
     /// and so is every notification when consent is not configured.
@@ -228,7 +225,8 @@ public struct ConsumptionResponder: PeriodicWorker {
         let requestedAt = notification.signedDate.ledgerMilliseconds
         var request = Request(
             notificationUUID: notification.notificationUUID, environment: notification.environment.rawValue,
-            transactionId: transaction.transactionId, requestedAt: requestedAt, nextAttemptAt: now().ledgerMilliseconds
+            transactionId: transaction.transactionId, productType: transaction.productType?.rawValue, requestedAt: requestedAt,
+            nextAttemptAt: now().ledgerMilliseconds
         )
         // Another holder working on it means it is queued already.
         guard let state = try await ledger.acquireLease(on: key.name, holder: holder, now: now(), lease: .seconds(30)) else { return }
@@ -331,16 +329,18 @@ public struct ConsumptionResponder: PeriodicWorker {
         }
         request.attempts += 1
         do {
-            let information = try await information(for: request.transactionId, in: environment, at: at)
+            let answer = try await answer(for: request, in: environment, at: at)
+            let information = answer.information
             try await client.sendConsumptionInformation(transactionId: request.transactionId, information)
             request.sent = SentFields(
                 deliveryStatus: information.deliveryStatus.rawValue, consumptionPercentage: information.consumptionPercentage,
-                refundPreference: information.refundPreference?.rawValue
+                refundPreference: information.refundPreference?.rawValue, preferenceSource: answer.preferenceSource, adjustment: answer.adjustment
             )
             finish(&request, as: .sent)
             logger.info("consumption information sent", metadata: [
                 "transaction.id": "\(request.transactionId)", "delivery": "\(information.deliveryStatus.rawValue)",
                 "consumption.milliunits": "\(information.consumptionPercentage.map(String.init) ?? "-")",
+                "refund.preference": "\(information.refundPreference?.rawValue ?? "-")", "adjustment": "\(answer.adjustment ?? "-")",
             ])
             return .sent
         } catch let error as AppStoreClientError where !(error.isRetryable || error.code == .unauthorized) {
@@ -373,20 +373,27 @@ public struct ConsumptionResponder: PeriodicWorker {
         SyncMetrics.consumption(state.rawValue, environment: request.environment, factory: metrics)
     }
 
-    /// The ledger's facts for one transaction.
-    private func information(for transactionId: String, in environment: AppStoreEnvironment, at date: Date) async throws -> ConsumptionInformation {
-        let recorded = try await ledger.transaction(transactionId, in: environment)
-        var balance: ConsumableBalance?
-        if let recorded, let account = recorded.account, recorded.productType == .consumable {
-            balance = try await ledger.balance(of: recorded.productId, for: account)
+    /// The answer to one request, from the ledger's facts now.
+    private func answer(for request: Request, in environment: AppStoreEnvironment, at date: Date) async throws -> ConsumptionAnswer {
+        let recorded = try await ledger.transaction(request.transactionId, in: environment)
+        var entitlements: Entitlements?
+        if let account = recorded?.account {
+            entitlements = try await ledger.entitlements(for: account, at: date)
         }
-        return Self.information(for: recorded, balance: balance, settings: settings, at: date)
+        let facts = ConsumptionFacts(transaction: recorded, productType: request.productType.map(ProductType.init(rawValue:)), entitlements: entitlements)
+        let answer = ConsumptionAnswer(facts: facts, settings: settings, at: date)
+        if let rule = answer.information.brokenRule {
+            // Nothing Apple's rules refuse is sent (consent is checked before queueing; this is the guard).
+            throw AppStoreClientError(.invalidRequest, reason: rule.description)
+        }
+        return answer
     }
 
     /// Every request's state, read from the ledger (so any instance answers the same).
     public static func summary(of store: any LeasedStateStore) async throws(LedgerError) -> Summary {
         var summary = Summary()
         var latest: Int64 = .min
+        var latestAdjustment: Int64 = .min
         for leased in try await store.leasedValues(Request.self, prefix: statePrefix) {
             let request: Request
             do throws(LedgerError) {
@@ -398,12 +405,29 @@ public struct ConsumptionResponder: PeriodicWorker {
                 continue
             }
             summary.counts[request.state, default: 0] += 1
+            summary.recent.append(RequestStatus(
+                transactionId: request.transactionId, environment: request.environment, state: request.state,
+                requestedAt: Date(ledgerMilliseconds: request.requestedAt), attempts: request.attempts,
+                deliveryStatus: request.sent?.deliveryStatus, consumptionPercentage: request.sent?.consumptionPercentage,
+                refundPreference: request.sent?.refundPreference, preferenceSource: request.sent?.preferenceSource,
+                adjustment: request.sent?.adjustment, lastError: request.state == .sent ? nil : request.lastError
+            ))
+            if let adjustment = request.sent?.adjustment {
+                summary.adjusted += 1
+                if (request.finishedAt ?? .min) >= latestAdjustment {
+                    latestAdjustment = request.finishedAt ?? .min
+                    summary.lastAdjustmentTransactionId = request.transactionId
+                    summary.lastAdjustment = adjustment
+                }
+            }
             if let error = request.lastError, request.state != .sent, (request.finishedAt ?? request.nextAttemptAt) >= latest {
                 latest = request.finishedAt ?? request.nextAttemptAt
                 summary.lastErrorTransactionId = request.transactionId
                 summary.lastError = error
             }
         }
+        summary.recent.sort { ($0.requestedAt, $0.transactionId) > ($1.requestedAt, $1.transactionId) }
+        summary.recent = Array(summary.recent.prefix(Summary.recentLimit))
         return summary
     }
 

@@ -24,9 +24,7 @@ public struct FirstSightRefresh: PeriodicWorker {
     static let place = LeasedValue<Int64>(stateName)
 
     private let refresher: AccountRefresher
-    private let ledger: any Ledger
-    private let holder: String
-    private let lease: Duration
+    private let outbox: OutboxPlace<Int64>
     private let logger: Logger
     private let now: @Sendable () -> Date
     public let schedule: WorkerSchedule
@@ -48,10 +46,8 @@ public struct FirstSightRefresh: PeriodicWorker {
         lease: Duration = .seconds(120), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.refresher = refresher
-        self.ledger = ledger
-        self.holder = holder
+        self.outbox = OutboxPlace(state: Self.place, ledger: ledger, holder: holder, lease: lease, now: now) { $0 }
         self.schedule = WorkerSchedule(interval: pollInterval, backoff: Backoff(first: .seconds(5), maximum: .seconds(60)))
-        self.lease = lease
         self.logger = logger
         self.now = now
     }
@@ -62,28 +58,16 @@ public struct FirstSightRefresh: PeriodicWorker {
     /// round comes (a fresh PostgreSQL database is migrated first). Nothing happens when the
     /// place exists or another instance holds it (that instance set it).
     public func initializePlace() async throws(LedgerError) {
-        guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return }
-        if try leased.get() == nil {
-            _ = try await ledger.save(Self.place, try await endOfStream(), holder: holder, now: now(), lease: lease)
-        }
-        try await ledger.releaseLease(on: Self.stateName, holder: holder)
+        try await outbox.initialize()
     }
 
     public func round() async throws -> WorkerPace {
-        switch try await step() {
-        case .waitUntil(let date):
-            let seconds = max(0.05, date.timeIntervalSince(now()))
-            return .after(.milliseconds(Int64((seconds * 1000).rounded(.up))))
-        case .idle, .notHolder:
-            return .idle
-        case .progressed:
-            return .again
-        }
+        try await step().pace(now: now())
     }
 
     public func stop() async {
         do throws(LedgerError) {
-            try await ledger.releaseLease(on: Self.stateName, holder: holder)
+            try await outbox.release()
         } catch {
             // The lease runs out by itself.
             logger.debug("first-sight refresh: the lease could not be released", metadata: ["error": "\(error.code)"])
@@ -91,16 +75,7 @@ public struct FirstSightRefresh: PeriodicWorker {
     }
 
     /// What one step did.
-    public enum Step: Sendable, Hashable {
-        /// Events were handled (or skipped) and the place moved.
-        case progressed
-        /// Nothing new in the outbox.
-        case idle
-        /// Another instance follows the stream.
-        case notHolder
-        /// Apple (or the ledger) is unavailable until then; the same event is tried again.
-        case waitUntil(Date)
-    }
+    public typealias Step = OutboxStep
 
     /// One step, a ledger failure answered with a wait of 5 seconds (see ``step()``).
     public func processOnce() async -> Step {
@@ -117,20 +92,18 @@ public struct FirstSightRefresh: PeriodicWorker {
     /// - Throws: The ledger's failure (the place stays); ``LedgerError/Code/corruptState``
     ///   when the stored place is not a sequence.
     public func step() async throws(LedgerError) -> Step {
-        guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return .notHolder }
-        guard let place = try leased.get() else {
-            // No place yet (``initializePlace()`` was not run): begin at the end of the stream.
-            _ = try await save(try await endOfStream())
-            return .progressed
+        // Without a place yet (``initializePlace()`` was not run) it begins at the end of the stream.
+        let place: Int64
+        switch try await outbox.acquire() {
+        case .held(let held): place = held
+        case .started: return .progressed
+        case .notHolder: return .notHolder
         }
-        let events: [LedgerEvent]
-        do {
-            events = try await ledger.events(after: place, limit: 100)
-        } catch where error.code == .cursorExpired {
+        guard let events = try await outbox.events(after: place) else {
             // Retention deleted events this follower had not reached: go on from the
             // oldest kept (the refresher's own rate limit absorbs accounts seen again).
             logger.warning("first-sight refresh: events past its place were deleted by retention; continuing from the oldest kept", metadata: ["place": "\(place)"])
-            return try await save(0) ? .progressed : .notHolder
+            return try await outbox.save(0) ? .progressed : .notHolder
         }
         guard !events.isEmpty else { return .idle }
         var handled = place
@@ -140,7 +113,7 @@ public struct FirstSightRefresh: PeriodicWorker {
                     _ = try await refresher.refresh(event.account)
                 } catch where error.code == .appleUnavailable || error.code == .ledger {
                     // Keep the place before this event and try it again later.
-                    guard try await save(handled) else { return .notHolder }
+                    guard try await outbox.save(handled) else { return .notHolder }
                     return .waitUntil(error.retryAfter ?? now().addingTimeInterval(30))
                 } catch {
                     // Rate-limited (just refreshed) or Apple's answer refused (logged and
@@ -150,19 +123,7 @@ public struct FirstSightRefresh: PeriodicWorker {
             }
             handled = event.sequence
         }
-        return try await save(handled) ? .progressed : .notHolder
-    }
-
-    /// The sequence of the newest event (0 when there is none).
-    private func endOfStream() async throws(LedgerError) -> Int64 {
-        var last: Int64 = 0
-        while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
-        return last
-    }
-
-    /// Saves the place, fenced by the lease; `false` when another instance took it over.
-    private func save(_ sequence: Int64) async throws(LedgerError) -> Bool {
-        try await ledger.save(Self.place, sequence, holder: holder, now: now(), lease: lease)
+        return try await outbox.save(handled) ? .progressed : .notHolder
     }
 
     /// A family recorded for the first time from a proof the app sent.

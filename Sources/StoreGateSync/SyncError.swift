@@ -29,6 +29,8 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible, Wor
         public static let ledger = Code(rawValue: "ledger_unavailable")
         /// Another instance took the job's lease over mid-run.
         public static let leaseLost = Code(rawValue: "lease_lost")
+        /// A consumption refund policy (`STOREGATE_CONSUMPTION_REFUND_POLICY`) does not parse.
+        public static let invalidRefundPolicy = Code(rawValue: "invalid_refund_policy")
 
         /// Apple answered with one of its error codes: `apple_<number>`.
         public static func apple(_ code: AppStoreAPIErrorCode) -> Code {

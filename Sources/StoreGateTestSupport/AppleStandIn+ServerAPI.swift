@@ -41,6 +41,12 @@ extension AppleStandIn {
         }
     }
 
+    /// The `.p8` text (PKCS#8 PEM) of a test key pair's private key, for a test that writes it
+    /// to a file (as `storegate appstore` reads it).
+    public static func privateKeyPEM(of credentials: AppStoreServerAPICredentials) -> String {
+        credentials.privateKey.pemRepresentation
+    }
+
     /// Why the stand-in refused a Server API token (Apple answers a bare 401 to each).
     public enum AuthFailure: String, Sendable, Hashable {
         case missingToken = "missing_token"
@@ -106,6 +112,15 @@ extension AppleStandIn {
         public var notificationPageSize = 20
         /// The `signedPayload` Get Test Notification Status answers.
         public var testNotification: String?
+        /// Get App Transaction Info: any transaction id of the customer (`transactionId`,
+        /// `originalTransactionId` or `appTransactionId`) → `signedAppTransactionInfo`.
+        public var appTransactions: [String: String] = [:]
+        /// What Set App Account Token, Finish Transaction and the renewal date extensions act
+        /// on, by original transaction id; the stand-in changes them as Apple would.
+        public var purchases: [String: PurchaseFixture] = [:]
+        /// Get Status of Subscription Renewal Date Extensions answers `complete: false` this
+        /// many times for each request before it answers `complete: true`.
+        public var massExtensionPendingReads = 1
 
         /// Creates a value from its parts.
         public init(bundleId: String, appAppleId: Int64? = nil) {
@@ -124,6 +139,10 @@ extension AppleStandIn {
         public let query: [String: [String]]
         /// The request body.
         public let body: [UInt8]
+        /// The HTTP method.
+        public var method: String = "GET"
+        /// The `User-Agent` header sent.
+        public var userAgent: String?
     }
 
     // MARK: Knobs
@@ -256,18 +275,10 @@ extension AppleStandIn {
                 }
             }
             router.put(RouterPath(stringLiteral: prefix + "/v2/transactions/consumption/:id")) { request, context in
-                try await self.serve(request, environment, "inApps/v2/transactions/consumption") { _, body in
-                    // Apple's rules: consent true, a delivery status, the sample flag.
-                    guard let id = context.parameters.get("id"),
-                          let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-                    else { return Self.response(for: .apiError(.generalBadRequest, httpStatus: 400)) }
-                    guard object["customerConsented"] as? Bool == true else {
-                        return Self.response(for: .apiError(.invalidCustomerConsented, httpStatus: 400))
-                    }
-                    guard object["deliveryStatus"] is String else { return Self.response(for: .apiError(.invalidDeliveryStatus, httpStatus: 400)) }
-                    guard object["sampleContentProvided"] is Bool else { return Self.response(for: .apiError(.invalidSampleContentProvided, httpStatus: 400)) }
-                    self.state.withLock { $0.consumptionRequests.append(ConsumptionCall(environment: environment, transactionId: id, body: body)) }
-                    return Response(status: .accepted)
+                try await self.serve(request, environment, "inApps/v2/transactions/consumption") { data, body in
+                    // Apple's documented rules, checked on the JSON received (AppleStandIn+Consumption).
+                    guard let id = context.parameters.get("id") else { return Self.response(for: .apiError(.invalidTransactionId, httpStatus: 400)) }
+                    return self.answerConsumption(body, transactionId: id, data: data, environment: environment)
                 }
             }
             router.post(RouterPath(stringLiteral: prefix + "/v1/notifications/test")) { request, _ in
@@ -391,7 +402,7 @@ extension AppleStandIn {
     }
 
     /// Checks the token, counts, injects failures, then answers with `answer`.
-    private func serve(
+    func serve(
         _ request: Request,
         _ environment: AppStoreEnvironment,
         _ route: String,
@@ -403,7 +414,10 @@ extension AppleStandIn {
             query[String(name), default: []].append(String(value))
         }
         state.withLock {
-            $0.serverAPIRequests.append(ServerAPICall(environment: environment, route: route, query: query, body: body))
+            $0.serverAPIRequests.append(ServerAPICall(
+                environment: environment, route: route, query: query, body: body,
+                method: request.method.rawValue, userAgent: request.headers[.userAgent]
+            ))
         }
         if let failure = try await admit(.serverAPI, route: "\(environment.rawValue.lowercased())/\(route)") {
             return Self.response(for: failure)

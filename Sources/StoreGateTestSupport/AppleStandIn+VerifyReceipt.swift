@@ -23,6 +23,8 @@ extension AppleStandIn {
         public let password: String?
         /// The `exclude-old-transactions` flag sent.
         public let excludeOldTransactions: Bool?
+        /// The `User-Agent` header sent.
+        public var userAgent: String?
     }
 
     // MARK: Knobs
@@ -79,7 +81,8 @@ extension AppleStandIn {
     private func answerVerifyReceipt(_ request: Request, environment: AppStoreEnvironment) async throws -> Response {
         let route = "\(environment.rawValue.lowercased())/verifyReceipt"
         let buffer = try await request.body.collect(upTo: 4 << 20)
-        let call = Self.parseCall(Array(buffer.readableBytesView), environment: environment)
+        var call = Self.parseCall(Array(buffer.readableBytesView), environment: environment)
+        call.userAgent = request.headers[.userAgent]
         state.withLock { $0.verifyReceiptRequests.append(call) }
         if let failure = try await admit(.verifyReceipt, route: route) {
             return Self.response(for: failure)

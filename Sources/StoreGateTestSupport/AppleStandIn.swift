@@ -63,8 +63,12 @@ public final class AppleStandIn: Sendable {
         var notificationURLs: [AppStoreEnvironment: String] = [:]
         var testDeliveries: [String: [(date: Date, result: String)]] = [:]
         var consumptionRequests: [ConsumptionCall] = []
+        var consumptionRefusals: [ConsumptionRefusalCall] = []
         var notificationDates: [String: Int64] = [:]
         var notificationWindows: [String: [String]] = [:]
+        var finishedTransactions: [FinishedTransaction] = []
+        var extensionAnswers: [String: [UInt8]] = [:]
+        var massExtensions: [String: MassExtensionRecord] = [:]
     }
 
     let state = Mutex(State())
@@ -100,6 +104,10 @@ public final class AppleStandIn: Sendable {
     ///     nothing, which is the point of the "untrusted server" test).
     ///   - port: The port on 127.0.0.1; 0 (the default) lets the system choose a free one.
     public static func run<T: Sendable>(tls: Bool = false, port: Int = 0, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
+        try await TestServerSlots.withSlot { try await start(tls: tls, port: port, body) }
+    }
+
+    private static func start<T: Sendable>(tls: Bool, port: Int, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
         let standIn = AppleStandIn()
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "StoreGate Apple stand-in")
@@ -253,6 +261,7 @@ public final class AppleStandIn: Sendable {
         let router = Router(context: BasicRequestContext.self)
         addVerifyReceiptRoutes(to: router)
         addServerAPIRoutes(to: router)
+        addPurchaseRoutes(to: router)
         return router
     }
 }

@@ -58,6 +58,10 @@ public final class WebhookReceiver: Sendable {
 
     /// Starts a receiver, runs `body` with it, and stops it.
     public static func run<T: Sendable>(secret: String, _ body: @Sendable (WebhookReceiver) async throws -> T) async throws -> T {
+        try await TestServerSlots.withSlot { try await start(secret: secret, body) }
+    }
+
+    private static func start<T: Sendable>(secret: String, _ body: @Sendable (WebhookReceiver) async throws -> T) async throws -> T {
         let receiver = WebhookReceiver(secret: secret)
         let router = Router()
         router.post("/hook") { request, _ -> Response in

@@ -301,8 +301,9 @@ struct ServerAPIClientTests {
                 logger: quietLogger
             )
         }
-        #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .production) == "https://api.storekit.itunes.apple.com")
-        #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .sandbox) == "https://api.storekit-sandbox.itunes.apple.com")
+        #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .production) == "https://api.storekit.apple.com")
+        #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .sandbox) == "https://api.storekit-sandbox.apple.com")
+        #expect(AppStoreServerAPIEndpoints.apple.baseURL(for: .xcode) == nil)
         #expect(VerifyReceiptEndpoints.apple.url(for: .production) == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(VerifyReceiptEndpoints.apple.url(for: .sandbox) == "https://sandbox.itunes.apple.com/verifyReceipt")
     }

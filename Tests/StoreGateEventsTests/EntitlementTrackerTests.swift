@@ -14,7 +14,7 @@ import Testing
 @Suite("Entitlement changes")
 struct EntitlementTrackerTests {
     static let logger = Logger(label: "test.entitlements")
-    static let alice = try! AccountID("alice")  // a valid literal id
+    static var alice: AccountID { get throws { try AccountID("alice") } }
 
     static let catalog = ProductCatalog(entitlements: [
         "pro": EntitlementDefinition(products: ["pro.monthly", "pro.lifetime"]),
@@ -102,7 +102,7 @@ struct EntitlementTrackerTests {
             let start = clock.now()
             var expected: [String] = []
 
-            try await ledger.record(Self.proof(Self.transaction("m1", product: "pro.monthly", type: .autoRenewable, purchased: start.addingTimeInterval(-86_400), expires: start.addingTimeInterval(3600))), for: Self.alice)
+            try await ledger.record(Self.proof(Self.transaction("m1", product: "pro.monthly", type: .autoRenewable, purchased: start.addingTimeInterval(-86_400), expires: start.addingTimeInterval(3600))), for: try Self.alice)
             try await Self.settle(tracker, ledger)
             expected.append("pro:true")
             var announced = try await Self.changes(ledger)
@@ -125,13 +125,13 @@ struct EntitlementTrackerTests {
 
             // A grant, then a lifetime purchase (the end moves to never), then its refund (back to the grant's end).
             let grant = try await ledger.grant(GrantRequest(
-                account: Self.alice, entitlement: "pro", term: .duration(.seconds(86_400)), reason: "goodwill", grantedBy: "support",
+                account: try Self.alice, entitlement: "pro", term: .duration(.seconds(86_400)), reason: "goodwill", grantedBy: "support",
                 idempotencyKey: "g1", startsAt: clock.now()
             )).grant
             try await Self.settle(tracker, ledger)
             clock.advance(60)
             let lifetime = Self.transaction("l1", product: "pro.lifetime", type: .nonConsumable, purchased: clock.now())
-            try await ledger.record(Self.proof(lifetime), for: Self.alice)
+            try await ledger.record(Self.proof(lifetime), for: try Self.alice)
             try await Self.settle(tracker, ledger)
             clock.advance(60)
             let refunded = Self.transaction("l1", product: "pro.lifetime", type: .nonConsumable, purchased: lifetime.purchaseDate, revoked: clock.now(), signed: clock.now())
@@ -149,7 +149,7 @@ struct EntitlementTrackerTests {
             var replayed: [String: EntitlementSnapshot.Item] = [:]
             for event in announced { if let change = event.change { replayed[change.entitlement] = change.after } }
             let now = EntitlementResolver.resolve(
-                try await ledger.entitlements(for: Self.alice, at: clock.now()), catalog: Self.catalog, grants: try await ledger.grants(for: Self.alice), at: clock.now()
+                try await ledger.entitlements(for: try Self.alice, at: clock.now()), catalog: Self.catalog, grants: try await ledger.grants(for: try Self.alice), at: clock.now()
             )
             for entitlement in now where entitlement.isActive || entitlement.source != nil {
                 #expect(replayed[entitlement.identifier]?.isActive == entitlement.isActive, "\(entitlement.identifier)")

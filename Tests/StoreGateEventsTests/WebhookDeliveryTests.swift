@@ -116,6 +116,12 @@ struct WebhookDeliveryTests {
             let running = Task { try await service.run() }
             try await Self.record(ledger, accounts: 12, perAccount: 6, prefix: "chaos")
             try await Task.sleep(for: .seconds(2))
+            // The chaos lasts until it failed a request at least once (a loaded machine may make
+            // few attempts in two seconds), within 30 s.
+            let chaosDeadline = ContinuousClock.now + .seconds(30)
+            while !receiver.received.contains(where: { $0.status == 500 }), ContinuousClock.now < chaosDeadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             receiver.setMode(.healthy)
             let all = try await ledger.events(after: 0, limit: 1000)
             #expect(all.count == 72)

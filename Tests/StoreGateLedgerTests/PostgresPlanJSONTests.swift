@@ -4,7 +4,7 @@ import StoreGateCore
 @testable import StoreGateLedgerPostgres
 import Testing
 
-/// The document `ledger_apply_v4` takes (and the events it takes beside it), written by Core's JSON writer: read back with Core's
+/// The document `ledger_apply_v6` takes (and the events it takes beside it), written by Core's JSON writer: read back with Core's
 /// strict reader, every value has the type the SQL casts it to, and absent values are `null`.
 @Suite("PostgreSQL plan document")
 struct PostgresPlanJSONTests {
@@ -43,6 +43,15 @@ struct PostgresPlanJSONTests {
             key: family, productId: "pro.monthly", autoRenewProductId: nil, willAutoRenew: true, expirationIntent: nil,
             isInBillingRetryPeriod: false, gracePeriodExpiresDate: nil, renewalDate: nil, observedAt: Purchases.t0)]
         plan.balanceDeltas = [BalanceDelta(key: BalanceKey(account: Purchases.account("alice"), productId: "coins"), purchased: 3, refunded: 0)]
+        plan.transfers = [TransferRow(
+            id: "t-1", key: FamilyKey(environment: .sandbox, originalTransactionId: "o-3"), from: Purchases.account("bob"),
+            to: Purchases.account("alice"), transferredAt: Purchases.t0, source: "app_receipt", actor: nil, reason: nil,
+            consumableProductId: nil, consumableUnits: 0)]
+        plan.rollupDeltas = [Rollup(
+            key: RollupKey(
+                day: 19_675, measure: .revenue, environment: .sandbox, productId: "pro.monthly", subscriptionGroup: "pro",
+                storefront: "USA", currency: "USD", offer: "none"),
+            value: RollupValue(count: 1, amount: 9_990))]
         plan.events = [LedgerEvent(
             id: "e-1", sequence: 0, type: .consumableCredited, account: Purchases.account("alice"), productId: "coins",
             environment: .sandbox, transactionId: "1", originalTransactionId: "o-1", occurredAt: Purchases.t0,
@@ -102,6 +111,12 @@ struct PostgresPlanJSONTests {
         #expect(try Self.objects(document, "next_transitions").map { $0["at"] } == [.integer(1_700_000_000_000), .null])
         #expect(try Self.objects(document, "family_claims").first?["account_id"] == .string("alice"))
         #expect(try Self.objects(document, "balance_deltas").first?["purchased"] == .integer(3))
+        let transfer = try #require(try Self.objects(document, "transfers").first)
+        for name in ["actor", "reason", "product_id"] {
+            #expect(transfer[name] == .null, "\(name)")
+        }
+        #expect(transfer["from_account"] == .string("bob") && transfer["to_account"] == .string("alice"))
+        #expect(transfer["transferred_at"] == .integer(1_700_000_000_000) && transfer["units"] == .integer(0) && transfer["refunded_units"] == .integer(0))
         #expect(document["event_account"] == .string("alice"), "the events' one account, locked with an expression")
     }
 
@@ -113,9 +128,10 @@ struct PostgresPlanJSONTests {
         #expect(document.members.map(\.key) == ["now"], "an empty list is left out: the function skips its loop")
     }
 
-    @Test("every member ledger_apply_v4 reads is written, in the document or in an event")
+    @Test("every member ledger_apply_v6 (and v5, whose reads it repeats) reads is written, in the document or in an event")
     func everyMemberTheFunctionReads() throws {
-        let sql = PostgresFunctions.applyWithEventArrays
+        let sql = PostgresFunctions.applyWithMoney
+        #expect(sql.contains("ledger_apply_v6("))
         let plan = Self.fullPlan()
         let document = try Self.read(PostgresPlanJSON.encode(
             plan, revisions: [:], familyRevisions: [FamilyKey(environment: .sandbox, originalTransactionId: "o-1"): 4],

@@ -26,6 +26,7 @@ struct ConfigurationTests {
         #expect(configuration.encryption == nil)
         #expect(configuration.sharedSecret == nil)
         #expect(!configuration.consumption.customerConsented)  // nothing goes to Apple unless the app says so
+        #expect(configuration.transferPolicy == .refuse)  // a purchase stays with its first account unless the operator says so
         #expect(configuration.startupWarnings.contains { $0.contains("STOREGATE_BUNDLE_IDS") })
     }
 
@@ -58,6 +59,7 @@ struct ConfigurationTests {
             "STOREGATE_PRODUCTS_FILE": products.path,
             "STOREGATE_ACCOUNT_TOKEN_NAMESPACE": "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
             "STOREGATE_SQLITE_SYNCHRONOUS": "full",
+            "STOREGATE_TRANSFER_POLICY": "Transfer",
             "STOREGATE_POSTGRES_MAX_CONNECTIONS": "7",
             "STOREGATE_LOG_LEVEL": "debug",
             "STOREGATE_SHUTDOWN_GRACE_SECONDS": "5",
@@ -65,6 +67,7 @@ struct ConfigurationTests {
             "STOREGATE_CONSUMPTION": "consented",
             "STOREGATE_CONSUMPTION_SAMPLE_CONTENT": "on",
             "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "grant_prorated",
+            "STOREGATE_CONSUMPTION_REFUND_POLICY": "consumed>=80%:decline; age<7d:grant_full",
         ])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 9090)
@@ -84,6 +87,7 @@ struct ConfigurationTests {
         #expect(configuration.catalog.products["coins"]?.type == .consumable)
         #expect(configuration.accountTokenPolicy == .nameBased(namespace: UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!))
         #expect(configuration.sqliteSynchronous == .full)
+        #expect(configuration.transferPolicy == .transfer)
         #expect(configuration.postgresMaxConnections == 7)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.shutdownGracePeriod == .seconds(5))
@@ -91,6 +95,7 @@ struct ConfigurationTests {
         #expect(configuration.consumption.customerConsented)
         #expect(configuration.consumption.sampleContentProvided)
         #expect(configuration.consumption.refundPreference == .grantProrated)
+        #expect(configuration.consumption.refundPolicy?.description == "consumed>=80%:decline; age<7d:grant_full")
         #expect(configuration.webhooks.first?.types == ["transaction.revoked"])
         #expect(configuration.startupWarnings.contains { $0.contains("webhook endpoint 'backend' is plain http") })
         let summary = configuration.summary.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -125,6 +130,7 @@ struct ConfigurationTests {
         ("STOREGATE_PRODUCTS_FILE", "/nonexistent/products.json"),
         ("STOREGATE_ACCOUNT_TOKEN_NAMESPACE", "not-a-uuid"),
         ("STOREGATE_SQLITE_SYNCHRONOUS", "off"),
+        ("STOREGATE_TRANSFER_POLICY", "move"),
         ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
         ("STOREGATE_LOG_LEVEL", "verbose"),
         ("STOREGATE_SHUTDOWN_GRACE_SECONDS", "-1"),
@@ -136,8 +142,12 @@ struct ConfigurationTests {
         ("STOREGATE_CONSUMPTION", "on"),
         ("STOREGATE_CONSUMPTION_SAMPLE_CONTENT", "sometimes"),
         ("STOREGATE_CONSUMPTION_REFUND_PREFERENCE", "grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "consumed>=50%:grant_half"),
+        ("STOREGATE_CONSUMPTION_REFUND_POLICY", "decline"),
         ("STOREGATE_REFRESH_INTERVAL_SECONDS", "100000"),
         ("STOREGATE_APPSTORE_API_URL", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_PRODUCTION", "http://api.example.com"),
+        ("STOREGATE_APPSTORE_API_URL_SANDBOX", "https://user:pw@api.example.com"),
     ]
 
     @Test("a bad value stops start-up with one line naming the setting and its flag", arguments: invalid)
@@ -276,5 +286,23 @@ struct ConfigurationTests {
             }
             #expect(error.setting == "STOREGATE_EVENTS_RETENTION_DAYS")
         }
+    }
+
+    @Test("the refund policy is off by default and with none; the fixed preference keeps working beside it")
+    func refundPolicy() throws {
+        #expect(try ServerConfiguration.load(environment: [:]).consumption.refundPolicy == nil)
+        #expect(try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "none"]).consumption.refundPolicy == nil)
+        let both = try ServerConfiguration.load(environment: [
+            "STOREGATE_CONSUMPTION_REFUND_PREFERENCE": "decline", "STOREGATE_CONSUMPTION_REFUND_POLICY": "type=consumable & consumed<10%:grant_full",
+        ])
+        #expect(both.consumption.refundPreference == .decline)
+        #expect(both.consumption.refundPolicy?.rules == [
+            ConsumptionRefundPolicy.Rule([.productType(equals: true, .consumable), .consumed(.less, milliunits: 10_000)], .grantFull),
+        ])
+        let error = try #require(throws: ConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREGATE_CONSUMPTION_REFUND_POLICY": "*:decline; age<7y:grant_full"])
+        }
+        #expect(error.description.contains("rule 2"), "\(error)")
+        #expect(ServerConfiguration.Setting.consumptionRefundPolicy.flag == "--consumption-refund-policy")
     }
 }

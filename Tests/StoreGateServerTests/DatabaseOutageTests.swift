@@ -44,7 +44,7 @@ struct DatabaseOutageTests {
         configuration.databaseTimeout = Self.timeout
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
-        let app = TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger))
+        let app = TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger, connectTimeout: .seconds(60)))
         let receipts = try (0..<40).map { index in try TestData.receipt(transactionPrefix: String(92_000_000 + index)) }
 
         try await app.test(.router) { client in

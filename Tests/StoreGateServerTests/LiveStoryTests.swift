@@ -186,6 +186,8 @@ final class SlowLedger: Ledger {
         try await base.revokeGrant(id, of: account, by: actor, reason: reason, at: date)
     }
     func grants(for account: AccountID) async throws(LedgerError) -> [EntitlementGrant] { try await base.grants(for: account) }
+    func transfer(_ request: TransferRequest) async throws(LedgerError) -> TransferOutcome { try await base.transfer(request) }
+    func recordSupportAction(_ action: SupportAction) async throws(LedgerError) { try await base.recordSupportAction(action) }
 
     func entitlementSnapshots(for accounts: [AccountID]) async throws(LedgerError) -> [AccountID: EntitlementSnapshot] {
         try await base.entitlementSnapshots(for: accounts)

@@ -216,6 +216,15 @@ struct OpenAPITests {
             try await call(.post, "/v1/accounts/oa/grants/nope/revoke", revoke, body: try TestData.json(["reason": "done"]))
             try await call(.post, "/v1/accounts/oa/grants/\(grantId)/revoke", revoke, body: try TestData.json([:]))
 
+            let transfers = "/v1/accounts/{account}/transfers"
+            let move = try TestData.json(["environment": "Test", "originalTransactionId": "8100000000000002", "reason": "support ticket 7"])
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, body: move)
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, body: move)
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, body: try TestData.json(["environment": "Test", "originalTransactionId": "nope", "reason": "r"]))
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, body: try TestData.json(["environment": "Staging", "originalTransactionId": "8100000000000002", "reason": "r"]))
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, body: try TestData.json(["environment": "Test", "originalTransactionId": "8100000000000002"]))
+            try await call(.post, "/v1/accounts/ob/transfers", transfers, key: TestData.readerKey, body: move)
+
             let consume = "/v1/accounts/{account}/consumables/{productId}/consume"
             let coins = "/v1/accounts/oa/consumables/\(TestData.coins)/consume"
             try await call(.post, coins, consume, body: try TestData.json(["quantity": 2, "idempotencyKey": "oa-1"]))

@@ -28,8 +28,8 @@ struct PostgresInstancesTests {
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
         // Both instances open (and migrate, as they start) the same database, as `storegate serve` does.
-        let openedA = try LedgerOpener.open(configuration, logger: logger)
-        let openedB = try LedgerOpener.open(configuration, logger: logger)
+        let openedA = try LedgerOpener.open(configuration, logger: logger, connectTimeout: .seconds(60))
+        let openedB = try LedgerOpener.open(configuration, logger: logger, connectTimeout: .seconds(60))
         #expect(openedA.ledger.backend == "postgres")
         #expect(openedA.services.count == 1, "PostgreSQL's pool runs as a service of the application")
         let appA = TestData.application(configuration, opened: openedA)
@@ -93,7 +93,7 @@ struct PostgresInstancesTests {
             configuration.refreshOnFirstSight = true
             var logger = Logger(label: "storegate.tests")
             logger.logLevel = .critical
-            let apps = try (0..<3).map { _ in TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger)) }
+            let apps = try (0..<3).map { _ in TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger, connectTimeout: .seconds(60))) }
             let purchases = 6
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, app) in apps.enumerated() {

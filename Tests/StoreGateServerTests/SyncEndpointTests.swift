@@ -170,4 +170,86 @@ struct SyncEndpointTests {
             }
         }
     }
+
+    @Test("a refund policy chooses each answer's preference; one Apple would refuse is adjusted, and the status and the console say so")
+    func consumptionPolicyAndAdjustment() async throws {
+        try await AppleStandIn.run { standIn in
+            let (credentials, account) = AppleStandIn.ServerAPIAccount.makeTestPair(bundleId: TestData.bundleId)
+            standIn.setServerAPIAccount(account)
+            let minter = try TestData.jwsMinter
+            var minted: [String: String] = [:]
+            for (id, quantity, daysAgo) in [("8910000000000001", 5, 3.0), ("8910000000000002", 10, 2.0)] {
+                var payload = JWSPayloads.transaction(
+                    bundleId: TestData.bundleId, signedDate: Date().addingTimeInterval(-600), transactionId: id,
+                    originalTransactionId: id, productId: "coins.100", type: "Consumable", quantity: quantity
+                )
+                payload["purchaseDate"] = JWSPayloads.milliseconds(Date().addingTimeInterval(-daysAgo * 86_400))
+                minted[id] = try minter.mint(json: payload)
+            }
+            let purchases = minted
+            for environment in [AppStoreEnvironment.production, .sandbox] {
+                standIn.updateServerAPIData(environment, bundleId: TestData.bundleId) { $0.transactions = purchases }
+            }
+            var configuration = try TestData.configuration()
+            configuration.serverAPICredentials = credentials
+            configuration.appStoreEndpoints = standIn.serverAPIEndpoints
+            configuration.refreshOnFirstSight = false
+            configuration.consumption.customerConsented = true
+            configuration.consumption.refundPolicy = try ConsumptionRefundPolicy(parsing: "consumed<50%:grant_full; *:grant_prorated")
+            configuration.consumption.pollInterval = .milliseconds(50)
+            var keys = configuration.apiKeys
+            try keys.add(name: "ops", secret: "ops-key-0123456789abcdef", permissions: [.syncRead])
+            configuration.apiKeys = keys
+            let (app, _) = TestData.application(configuration)
+            try await app.test(.live) { client in
+                for id in purchases.keys.sorted() {
+                    let recorded = try await client.send(.post, "/v1/transactions/verify", key: TestData.fullKey,
+                                                         body: try TestData.json(["signedTransaction": purchases[id] ?? "", "account": "zoe"]))
+                    #expect(recorded.status == .ok)
+                }
+                let consumed = try await client.send(.post, "/v1/accounts/zoe/consumables/coins.100/consume", key: TestData.fullKey,
+                                                     body: try TestData.json(["quantity": 8, "idempotencyKey": "spend-8"]))
+                #expect(consumed.status == .ok)
+                for id in purchases.keys.sorted() {
+                    let request = try minter.mint(json: JWSPayloads.notification(
+                        type: "CONSUMPTION_REQUEST", bundleId: TestData.bundleId, signedDate: Date().addingTimeInterval(-60),
+                        signedTransactionInfo: purchases[id] ?? "", notificationUUID: UUID().uuidString.lowercased()
+                    ))
+                    #expect(try await client.send(.post, "/v1/notifications/apple", body: try TestData.json(["signedPayload": request])).status == .ok)
+                }
+                for _ in 0..<400 where standIn.consumptionRequests.count < 2 {
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                var bodies: [String: [String: Any]] = [:]
+                for call in standIn.consumptionRequests {
+                    bodies[call.transactionId] = try JSONSerialization.jsonObject(with: Data(call.body)) as? [String: Any]
+                }
+                // The 5 coins bought first are used up; 3 of the 10 are used.
+                #expect(bodies["8910000000000001"]?["consumptionPercentage"] as? Int == 100_000)
+                #expect(bodies["8910000000000001"]?["refundPreference"] as? String == "DECLINE")  // rule 2 said GRANT_PRORATED
+                #expect(bodies["8910000000000002"]?["consumptionPercentage"] as? Int == 30_000)
+                #expect(bodies["8910000000000002"]?["refundPreference"] as? String == "GRANT_FULL")  // rule 1
+                #expect(standIn.consumptionRefusals.isEmpty)
+
+                let status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                let requests = try #require(try status.json["consumptionRequests"] as? [String: Any])
+                #expect(requests["sent"] as? Int == 2)
+                #expect(requests["adjusted"] as? Int == 1)
+                #expect(requests["lastAdjustmentTransactionId"] as? String == "8910000000000001")
+                #expect((requests["lastAdjustment"] as? String)?.contains("GRANT_PRORATED → DECLINE") == true)
+                let recent = try #require(requests["recent"] as? [[String: Any]])
+                let byId = Dictionary(uniqueKeysWithValues: recent.compactMap { item in (item["transactionId"] as? String).map { ($0, item) } })
+                #expect(byId["8910000000000001"]?["preferenceSource"] as? String == "rule *:grant_prorated")
+                #expect(byId["8910000000000001"]?["adjustment"] is String)
+                #expect(byId["8910000000000002"]?["preferenceSource"] as? String == "rule consumed<50%:grant_full")
+                #expect(byId["8910000000000002"]?["adjustment"] == nil)
+                #expect(byId["8910000000000002"]?["state"] as? String == "sent")
+
+                let browser = try #require(try await ConsoleTests.signIn(client).1)
+                let system = try await client.execute(uri: "/console/system", method: .get, headers: browser.headers, body: nil)
+                #expect(system.text.contains("1 answer(s) changed to meet Apple"), "\(system.text)")
+                #expect(system.text.contains("8910000000000001"))
+            }
+        }
+    }
 }

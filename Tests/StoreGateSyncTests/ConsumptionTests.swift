@@ -42,72 +42,101 @@ struct ConsumptionTests {
         return try minter.mint(json: payload)
     }
 
-    /// A verified `CONSUMPTION_REQUEST` about `signedTransaction`, signed at `signed`.
-    static func request(_ minter: JWSMinter, _ signedTransaction: String, signed: Date = Date().addingTimeInterval(-60)) async throws -> VerifiedNotification {
-        let payload = try minter.mint(json: JWSPayloads.notification(
+    /// A signed `CONSUMPTION_REQUEST` about `signedTransaction`, signed at `signed`.
+    static func signedRequest(_ minter: JWSMinter, _ signedTransaction: String, signed: Date = Date().addingTimeInterval(-60)) throws -> String {
+        try minter.mint(json: JWSPayloads.notification(
             type: "CONSUMPTION_REQUEST", bundleId: SyncStory.bundleId, signedDate: signed, signedTransactionInfo: signedTransaction,
             notificationUUID: UUID().uuidString.lowercased()
         ))
-        return try await NotificationSyncTests.verifier(minter).verifyNotification(bytes: Array(payload.utf8)).notification
+    }
+
+    /// A verified `CONSUMPTION_REQUEST` about `signedTransaction`, signed at `signed`.
+    static func request(_ minter: JWSMinter, _ signedTransaction: String, signed: Date = Date().addingTimeInterval(-60)) async throws -> VerifiedNotification {
+        try await verified(minter, try signedRequest(minter, signedTransaction, signed: signed))
+    }
+
+    /// A signed notification, verified as the webhook does.
+    static func verified(_ minter: JWSMinter, _ signedPayload: String) async throws -> VerifiedNotification {
+        try await NotificationSyncTests.verifier(minter).verifyNotification(bytes: Array(signedPayload.utf8)).notification
     }
 
     static func body(_ call: AppleStandIn.ConsumptionCall) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(call.body)) as? [String: Any])
     }
 
-    @Test("each field follows the ledger: consumed share, a non-renewing period's elapsed part, undelivered, nothing for subscriptions")
+    /// A recorded transaction for the pure answer tests.
+    static func recorded(
+        _ type: ProductType, id: String = "1", account: String?, quantity: Int = 1, purchased: Date, expires: Date? = nil, revoked: Date? = nil
+    ) throws -> RecordedTransaction {
+        RecordedTransaction(
+            environment: .sandbox, transactionId: id, originalTransactionId: id, account: try account.map { try AccountID($0) }, bundleId: SyncStory.bundleId,
+            productId: "p", productType: type, subscriptionGroup: "", quantity: quantity, purchaseDate: purchased, originalPurchaseDate: purchased,
+            expiresDate: expires, revocationDate: revoked, revocationReason: nil, isUpgraded: false, webOrderLineItemId: nil,
+            appAccountToken: nil, observedAt: purchased, source: .signedTransaction, proofDigest: nil
+        )
+    }
+
+    @Test("each field follows the ledger: the requested purchase's consumed share, a non-renewing period's elapsed part, undelivered, nothing for subscriptions")
     func fields() throws {
         let settings = Self.settings()
         let now = Date()
-        func recorded(_ type: ProductType, account: String?, purchased: Date = now, expires: Date? = nil, revoked: Date? = nil) throws -> RecordedTransaction {
-            RecordedTransaction(
-                environment: .sandbox, transactionId: "1", originalTransactionId: "1", account: try account.map { try AccountID($0) }, bundleId: SyncStory.bundleId,
-                productId: "p", productType: type, subscriptionGroup: "", quantity: 1, purchaseDate: purchased, originalPurchaseDate: purchased,
-                expiresDate: expires, revocationDate: revoked, revocationReason: nil, isUpgraded: false, webOrderLineItemId: nil,
-                appAccountToken: nil, observedAt: now, source: .signedTransaction, proofDigest: nil
-            )
+        func answer(_ facts: ConsumptionFacts, _ settings: ConsumptionSettings = settings) -> ConsumptionInformation {
+            ConsumptionAnswer(facts: facts, settings: settings, at: now).information
         }
-        let coins = ConsumptionResponder.information(
-            for: try recorded(.consumable, account: "ana"), balance: ConsumableBalance(productId: "p", purchased: 8, refunded: 0, consumed: 3),
-            settings: settings, at: now
-        )
-        #expect(coins.deliveryStatus == .delivered)
-        #expect(coins.consumptionPercentage == 37_500)
-        #expect(coins.refundPreference == .grantProrated)
-        #expect(coins.customerConsented && coins.sampleContentProvided)
+        let coins = try Self.recorded(.consumable, account: "ana", quantity: 8, purchased: now)
+        let threeUsed = answer(ConsumptionFacts(transaction: coins, allocation: ConsumptionAllocation(consumed: 3, transactions: [coins])))
+        #expect(threeUsed.deliveryStatus == .delivered)
+        #expect(threeUsed.consumptionPercentage == 37_500)
+        #expect(threeUsed.refundPreference == .grantProrated)
+        #expect(threeUsed.customerConsented && threeUsed.sampleContentProvided)
 
-        let untouched = ConsumptionResponder.information(
-            for: try recorded(.consumable, account: "ana"), balance: ConsumableBalance(productId: "p", purchased: 8, refunded: 0, consumed: 0),
-            settings: settings, at: now
-        )
-        #expect(untouched.consumptionPercentage == 0)
-        #expect(untouched.refundPreference == nil)  // Apple refuses GRANT_PRORATED at 0
+        // Nothing used: a prorated refund is the whole price; Apple refuses GRANT_PRORATED at 0.
+        let untouched = ConsumptionAnswer(facts: ConsumptionFacts(transaction: coins, allocation: ConsumptionAllocation(consumed: 0, transactions: [coins])), settings: settings, at: now)
+        #expect(untouched.information.consumptionPercentage == 0)
+        #expect(untouched.information.refundPreference == .grantFull)
+        #expect(untouched.adjustment?.contains("GRANT_PRORATED → GRANT_FULL") == true)
+        #expect(untouched.information.brokenRule == nil)
 
-        let pass = try recorded(.nonRenewing, account: "ana", purchased: now.addingTimeInterval(-25 * 86_400), expires: now.addingTimeInterval(75 * 86_400))
-        #expect(ConsumptionResponder.information(for: pass, balance: nil, settings: settings, at: now).consumptionPercentage == 25_000)
-        let revokedPass = try recorded(
+        let pass = try Self.recorded(.nonRenewing, account: "ana", purchased: now.addingTimeInterval(-25 * 86_400), expires: now.addingTimeInterval(75 * 86_400))
+        #expect(answer(ConsumptionFacts(transaction: pass)).consumptionPercentage == 25_000)
+        let revokedPass = try Self.recorded(
             .nonRenewing, account: "ana", purchased: now.addingTimeInterval(-50 * 86_400), expires: now.addingTimeInterval(50 * 86_400),
             revoked: now.addingTimeInterval(-40 * 86_400)
         )
-        #expect(ConsumptionResponder.information(for: revokedPass, balance: nil, settings: settings, at: now).consumptionPercentage == 10_000)
-        let ended = try recorded(.nonRenewing, account: "ana", purchased: now.addingTimeInterval(-50 * 86_400), expires: now.addingTimeInterval(-1))
-        #expect(ConsumptionResponder.information(for: ended, balance: nil, settings: settings, at: now).consumptionPercentage == 100_000)
+        #expect(answer(ConsumptionFacts(transaction: revokedPass)).consumptionPercentage == 10_000)
+        let ended = try Self.recorded(.nonRenewing, account: "ana", purchased: now.addingTimeInterval(-50 * 86_400), expires: now.addingTimeInterval(-1))
+        let endedAnswer = ConsumptionAnswer(facts: ConsumptionFacts(transaction: ended), settings: settings, at: now)
+        #expect(endedAnswer.information.consumptionPercentage == 100_000)
+        #expect(endedAnswer.information.refundPreference == .decline)  // a prorated refund of a used-up pass is none
 
         for type in [ProductType.autoRenewable, .nonConsumable] {
-            let information = ConsumptionResponder.information(for: try recorded(type, account: "ana"), balance: nil, settings: settings, at: now)
+            let information = answer(ConsumptionFacts(transaction: try Self.recorded(type, account: "ana", purchased: now)))
             #expect(information.deliveryStatus == .delivered)
             #expect(information.consumptionPercentage == nil)
-            #expect(information.refundPreference == nil)
+            #expect(information.brokenRule == nil)
         }
-        for transaction in [nil, try recorded(.consumable, account: nil)] {
-            let information = ConsumptionResponder.information(for: transaction, balance: nil, settings: settings, at: now)
+        // Apple computes an auto-renewable subscription's share itself: GRANT_PRORATED stands.
+        #expect(answer(ConsumptionFacts(transaction: try Self.recorded(.autoRenewable, account: "ana", purchased: now))).refundPreference == .grantProrated)
+        // A non-consumable's share is unknown: no preference rather than one Apple refuses.
+        let nonConsumable = ConsumptionAnswer(facts: ConsumptionFacts(transaction: try Self.recorded(.nonConsumable, account: "ana", purchased: now)), settings: settings, at: now)
+        #expect(nonConsumable.information.refundPreference == nil)
+        #expect(nonConsumable.adjustment?.contains("does not know how much") == true)
+
+        for facts in [ConsumptionFacts(transaction: nil), ConsumptionFacts(transaction: try Self.recorded(.consumable, account: nil, purchased: now))] {
+            let information = answer(facts)
             #expect(information.deliveryStatus == .undeliveredOther)
             #expect(information.consumptionPercentage == 0)
+            #expect(information.refundPreference == .grantFull)  // nothing delivered, nothing used
         }
+        // An undelivered auto-renewable subscription: no percentage at all (Apple refuses one for them).
+        let undeliveredSubscription = answer(ConsumptionFacts(transaction: nil, productType: .autoRenewable))
+        #expect(undeliveredSubscription.consumptionPercentage == nil)
+        #expect(undeliveredSubscription.brokenRule == nil)
+
         var plain = settings
         plain.refundPreference = .decline
         plain.sampleContentProvided = false
-        let declined = ConsumptionResponder.information(for: try recorded(.autoRenewable, account: "ana"), balance: nil, settings: plain, at: now)
+        let declined = answer(ConsumptionFacts(transaction: try Self.recorded(.autoRenewable, account: "ana", purchased: now)), plain)
         #expect(declined.refundPreference == .decline)
         #expect(!declined.sampleContentProvided)
     }
@@ -152,9 +181,12 @@ struct ConsumptionTests {
             let undelivered = try Self.body(try #require(calls.first { $0.transactionId == "7300000000000002" }))
             #expect(undelivered["deliveryStatus"] as? String == "UNDELIVERED_OTHER")
             #expect(undelivered["consumptionPercentage"] as? Int == 0)
-            #expect(undelivered["refundPreference"] == nil)
+            #expect(undelivered["refundPreference"] as? String == "GRANT_FULL")  // GRANT_PRORATED needs a share above 0
+            #expect(standIn.consumptionRefusals.isEmpty)
             let summary = try await ConsumptionResponder.summary(of: ledger)
             #expect(summary.counts == [.sent: 2])
+            #expect(summary.adjusted == 1)
+            #expect(summary.lastAdjustmentTransactionId == "7300000000000002")
 
             // Consent not configured: the request is not even queued.
             var off = Self.settings()

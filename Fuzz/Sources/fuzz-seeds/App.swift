@@ -47,8 +47,6 @@ enum App {
             ("transaction.jws", transaction), ("consumable.jws", consumable), ("renewal-info.jws", renewal),
             ("app-transaction.jws", appTransaction), ("notification.jws", notification), ("test-notification.jws", test),
         ].map { ($0.0, Array($0.1.utf8)) }
-        try out.write("fuzz-jws-verify", jws)
-        try out.write("fuzz-jws-structure", jws)
 
         // Request bodies of the service.
         let receiptBase64 = Base64.encode(receipts[0].der)
@@ -88,6 +86,42 @@ enum App {
             ("test-notification-status.json", ["signedPayload": test, "sendAttempts": attempts]),
             ("error.json", ["errorCode": 4_040_010, "errorMessage": "Transaction id not found."]),
         ].map { ($0.0, try Self.json($0.1)) })
+
+        // The answers of the endpoints issue 33 added (fuzz-server-api-actions): an app
+        // transaction, the renewal date extensions, Apple's error bodies (retryable or not).
+        try out.write("fuzz-server-api-actions", try [
+            ("app-transaction-info.json", ["signedAppTransactionInfo": appTransaction]),
+            ("extend.json", ["originalTransactionId": "2000000100000001", "webOrderLineItemId": "2000000010000001", "success": true,
+                             "effectiveDate": 1_700_604_800_000]),
+            ("extend-refused.json", ["originalTransactionId": "2000000100000001", "success": false]),
+            ("mass-extend.json", ["requestIdentifier": "fuzz-mass-1"]),
+            ("mass-status.json", ["requestIdentifier": "fuzz-mass-1", "complete": true, "completeDate": 1_700_000_000_000,
+                                  "succeededCount": 30, "failedCount": 2]),
+            ("mass-status-pending.json", ["requestIdentifier": "fuzz-mass-1", "complete": false]),
+            ("error-4000187.json", ["errorCode": 4_000_187, "errorMessage": "Invalid request. The transaction id parameter must represent an original transaction."]),
+            ("error-5000000.json", ["errorCode": 5_000_000, "errorMessage": "An unknown error occurred."]),
+            ("error-5000001.json", ["errorCode": 5_000_001, "errorMessage": "An unknown error occurred. Please try again."]),
+        ].map { ($0.0, try Self.json($0.1)) })
+
+        // Signed payloads with API 1.21's members and members no model has yet (kept and
+        // written back as they came).
+        var committed = JWSPayloads.transaction()
+        committed["billingPlanType"] = "MONTHLY"
+        committed["commitmentInfo"] = ["billingPeriodNumber": 2, "commitmentExpiresDate": 1_731_536_000_000, "commitmentPrice": 119_880,
+                                       "totalBillingPeriods": 12, "futureMember": [1, 2.5, "x"]] as [String: Any]
+        committed["advancedCommerceInfo"] = ["taxCode": "C003-00-1", "items": [["SKU": "a", "price": 1000] as [String: Any]]] as [String: Any]
+        var committedRenewal = JWSPayloads.renewalInfo()
+        committedRenewal["renewalBillingPlanType"] = "BILLED_UPFRONT"
+        committedRenewal["commitmentInfo"] = ["commitmentAutoRenewProductId": "com.example.storegate.annual", "commitmentAutoRenewStatus": 1,
+                                              "commitmentRenewalBillingPlanType": "MONTHLY", "commitmentRenewalDate": 1_731_536_000_000,
+                                              "commitmentRenewalPrice": 9990] as [String: Any]
+        committedRenewal["someFutureMember"] = ["nested": [true, NSNull()]] as [String: Any]
+        let forward: [(String, [UInt8])] = [
+            ("transaction-commitment.jws", Array(try minter.mint(json: committed).utf8)),
+            ("renewal-commitment.jws", Array(try minter.mint(json: committedRenewal).utf8)),
+        ]
+        try out.write("fuzz-jws-verify", jws + forward)
+        try out.write("fuzz-jws-structure", jws + forward)
 
         // Trust-directory files.
         try out.write("fuzz-trust-file", [

@@ -2,7 +2,9 @@ import Foundation
 
 /// An App Store Server API `errorCode` (4000000–5000001), with Apple's documented meanings.
 ///
-/// Known codes are static constants; an unknown code is kept as it is. The `…Retryable`
+/// Every code Apple's App Store Server Library (3.1.2) names for the App Store Server API is a
+/// static constant (the Retention Messaging API's own codes, 40001xx–40302xx, are not); an
+/// unknown code is kept as it is. The `…Retryable`
 /// codes (4040002, 4040004, 4040006, 5000001) and the rate limit (4290000) are retryable.
 public struct AppStoreAPIErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The number Apple sends.
@@ -95,6 +97,12 @@ public struct AppStoreAPIErrorCode: RawRepresentable, Hashable, Sendable, Codabl
     public static let invalidTransactionTypeNotSupported = Self(rawValue: 4000047)
     /// 4000048: The endpoint does not support an app transaction id.
     public static let appTransactionIdNotSupported = Self(rawValue: 4000048)
+    /// 4000183: The app account token is not a valid UUID.
+    public static let invalidAppAccountTokenUUID = Self(rawValue: 4000183)
+    /// 4000185: The transaction is for a product obtained through Family Sharing, which the endpoint does not support.
+    public static let familyTransactionNotSupported = Self(rawValue: 4000185)
+    /// 4000187: The endpoint expects an original transaction identifier.
+    public static let transactionIdIsNotOriginalTransactionId = Self(rawValue: 4000187)
     /// 4030004: The subscription is not eligible for a renewal date extension.
     public static let subscriptionExtensionIneligible = Self(rawValue: 4030004)
     /// 4030005: The subscription already has the maximum extensions.
@@ -121,6 +129,8 @@ public struct AppStoreAPIErrorCode: RawRepresentable, Hashable, Sendable, Codabl
     public static let statusRequestNotFound = Self(rawValue: 4040009)
     /// 4040010: The transaction identifier was not found.
     public static let transactionIdNotFound = Self(rawValue: 4040010)
+    /// 4040019: No app transaction exists for the customer.
+    public static let appTransactionDoesNotExist = Self(rawValue: 4040019)
     /// 4290000: The request exceeded the rate limit.
     public static let rateLimitExceeded = Self(rawValue: 4290000)
     /// 5000000: An internal error occurred.
@@ -170,6 +180,9 @@ public struct AppStoreAPIErrorCode: RawRepresentable, Hashable, Sendable, Codabl
         4000043: "The transaction is not a consumable purchase.",
         4000047: "The endpoint does not support this transaction type.",
         4000048: "The endpoint does not support an app transaction id.",
+        4000183: "The app account token is not a valid UUID.",
+        4000185: "The transaction is for a product obtained through Family Sharing, which the endpoint does not support.",
+        4000187: "The endpoint expects an original transaction identifier.",
         4030004: "The subscription is not eligible for a renewal date extension.",
         4030005: "The subscription already has the maximum extensions.",
         4030007: "A Family Sharing subscription cannot be extended directly.",
@@ -183,6 +196,7 @@ public struct AppStoreAPIErrorCode: RawRepresentable, Hashable, Sendable, Codabl
         4040008: "The test notification was not found.",
         4040009: "The renewal date extension request was not found.",
         4040010: "The transaction identifier was not found.",
+        4040019: "No app transaction exists for the customer.",
         4290000: "The request exceeded the rate limit.",
         5000000: "An internal error occurred.",
         5000001: "An internal error occurred; try again.",

@@ -3,50 +3,17 @@ public import Logging
 public import StoreGateCore
 public import StoreGateSignedData
 
-/// Where the App Store Server API lives, per environment.
-public struct AppStoreServerAPIEndpoints: Sendable, Hashable {
-    /// The production base URL.
-    public var production: String
-    /// The sandbox base URL.
-    public var sandbox: String
-
-    /// Creates a value from its parts.
-    public init(production: String, sandbox: String) {
-        self.production = production
-        self.sandbox = sandbox
-    }
-
-    /// Apple's: `https://api.storekit.itunes.apple.com` and `https://api.storekit-sandbox.itunes.apple.com`.
-    public static let apple = AppStoreServerAPIEndpoints(
-        production: "https://api.storekit.itunes.apple.com",
-        sandbox: "https://api.storekit-sandbox.itunes.apple.com"
-    )
-
-    /// A stand-in at `base` (StoreGate's test stand-in): `base/production` and `base/sandbox`.
-    public init(standIn base: String) {
-        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-        self.init(production: trimmed + "/production", sandbox: trimmed + "/sandbox")
-    }
-
-    /// The base URL of `environment`: production or sandbox, nothing else.
-    public func baseURL(for environment: AppStoreEnvironment) -> String? {
-        switch environment {
-        case .production: return production
-        case .sandbox: return sandbox
-        default: return nil
-        }
-    }
-}
-
 /// Calls the App Store Server API, and verifies every signed payload it answers.
 ///
 /// Each request carries a fresh-enough ES256 JWT from an ``AppStoreServerAPITokenProvider``
 /// (cached, renewed before expiry). Transient failures are retried under the ``RetryPolicy``;
 /// HTTP 429 waits until its `Retry-After` time when that fits the deadline. Apple's error
 /// bodies become ``AppStoreClientError/Code/apiError`` with a typed ``AppStoreAPIErrorCode``.
-/// Every `signedTransactionInfo`, `signedRenewalInfo` and `signedPayload` is passed through
-/// the ``SignedPayloadVerifying`` before it is returned, and every verified transaction and
-/// notification must be for the credentials' bundle id.
+/// Every `signedTransactionInfo`, `signedRenewalInfo`, `signedPayload` and
+/// `signedAppTransactionInfo` is passed through the ``SignedPayloadVerifying`` before it is
+/// returned, and every verified transaction, app transaction and notification must be for the
+/// credentials' bundle id. Each request carries `User-Agent: StoreGate/<version>`; which
+/// failures are retried is ``AppStoreClientError/isRetryable``'s rule.
 public struct AppStoreServerAPIClient: Sendable {
     /// The environment Apple names.
     public let environment: AppStoreEnvironment
@@ -55,7 +22,7 @@ public struct AppStoreServerAPIClient: Sendable {
     private let baseURL: String
     private let transport: any HTTPTransport
     private let tokens: AppStoreServerAPITokenProvider
-    private let verifier: any SignedPayloadVerifying
+    let verifier: any SignedPayloadVerifying
     private let retryPolicy: RetryPolicy
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -287,7 +254,9 @@ public struct AppStoreServerAPIClient: Sendable {
         do {
             response = try await retrier.run(until: retrier.callDeadline()) { (_: Int, deadline: ContinuousClock.Instant) throws(AppStoreClientError) -> TransportResponse in
                 let token = try await self.tokens.token()
-                var headers: [TransportRequest.Header] = [.init("Authorization", "Bearer " + token.compact), .init("Accept", "application/json")]
+                var headers: [TransportRequest.Header] = [
+                    .init("Authorization", "Bearer " + token.compact), .init("Accept", "application/json"), .init("User-Agent", StoreGateVersion.userAgent),
+                ]
                 if body != nil { headers.append(.init("Content-Type", "application/json")) }
                 let response = try await self.transport.send(TransportRequest(method: method, url: url, headers: headers, body: body), deadline: deadline)
                 if response.status == 401 {
@@ -302,7 +271,7 @@ public struct AppStoreServerAPIClient: Sendable {
         return response
     }
 
-    private func checkBundle(_ bundleId: String?) throws(AppStoreClientError) {
+    func checkBundle(_ bundleId: String?) throws(AppStoreClientError) {
         if let bundleId, bundleId != self.bundleId {
             throw AppStoreClientError(.bundleIdMismatch, reason: "the answer is for \(bundleId), not \(self.bundleId)", environment: environment)
         }

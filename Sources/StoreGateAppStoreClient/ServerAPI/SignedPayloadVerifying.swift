@@ -14,6 +14,18 @@ public protocol SignedPayloadVerifying: Sendable {
     func verifyRenewalInfo(_ compactJWS: String) async throws -> VerifiedRenewalInfo
     /// Verifies a notification's `signedPayload`, nested signed data included.
     func verifyNotification(_ compactJWS: String) async throws -> VerifiedNotification
+    /// Verifies a `signedAppTransactionInfo` (Get App Transaction Info).
+    ///
+    /// A default implementation refuses every app transaction, so an implementation written
+    /// before this requirement fails closed on that endpoint instead of believing it.
+    func verifyAppTransaction(_ compactJWS: String) async throws -> VerifiedSignedAppTransaction
+}
+
+extension SignedPayloadVerifying {
+    /// Refuses: this verifier does not verify app transactions.
+    public func verifyAppTransaction(_ compactJWS: String) async throws -> VerifiedSignedAppTransaction {
+        throw AppStoreClientError(.signedPayloadRejected, reason: "this verifier does not verify signed app transactions")
+    }
 }
 
 /// StoreGate's own JWS verifier as a ``SignedPayloadVerifying``: chain to Apple Root CA - G3
@@ -55,6 +67,13 @@ public struct SignedDataPayloadVerifier: SignedPayloadVerifying {
         let verified = try await verifier.verifyNotification(bytes: Array(compactJWS.utf8))
         try checkClaim(verified.details)
         return verified.notification
+    }
+
+    /// Verifies the JWS with the wrapped verifier.
+    public func verifyAppTransaction(_ compactJWS: String) async throws -> VerifiedSignedAppTransaction {
+        let verified = try await verifier.verifyAppTransaction(bytes: Array(compactJWS.utf8))
+        try checkClaim(verified.details)
+        return verified
     }
 
     private func checkClaim(_ details: SignedDataDetails) throws(SignedDataError) {

@@ -3,8 +3,9 @@ public import StoreGateCore
 /// How a call to Apple retries: a bounded number of attempts, exponential backoff with
 /// jitter between them, and one deadline for the whole call.
 ///
-/// Only failures whose ``AppStoreClientError/isRetryable`` is `true` are retried (connection
-/// failures, timeouts, HTTP 5xx and 429, Apple's temporary statuses). A wait that would end
+/// Only failures whose ``AppStoreClientError/isRetryable`` is `true` are retried (no answer,
+/// HTTP 429, Apple's retryable error codes, a 5xx without a documented non-retryable code,
+/// verifyReceipt's temporary statuses; that property lists them exactly). A wait that would end
 /// past the deadline is not started: the call fails with
 /// ``AppStoreClientError/Code/deadlineExceeded`` instead. An HTTP 429 waits until its
 /// `Retry-After` time when that is sooner than ``maxRetryAfter``, and fails at once otherwise.

@@ -148,7 +148,7 @@ public struct VerifyReceiptClient: Sendable {
         let request = TransportRequest(
             method: "POST",
             url: url,
-            headers: [.init("Content-Type", "application/json"), .init("Accept", "application/json")],
+            headers: [.init("Content-Type", "application/json"), .init("Accept", "application/json"), .init("User-Agent", StoreGateVersion.userAgent)],
             body: body
         )
         let response = try await transport.send(request, deadline: deadline)

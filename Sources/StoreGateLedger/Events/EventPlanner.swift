@@ -33,6 +33,7 @@ package enum EventPlanner {
         for row in plan.transactionInserts { changedByFamily[row.familyKey, default: []].append(row) }
         for row in plan.transactionUpdates { changedByFamily[row.familyKey, default: []].append(row) }
         for renewal in plan.renewals where changedByFamily[renewal.key] == nil { changedByFamily[renewal.key] = [] }
+        for transfer in plan.transfers where changedByFamily[transfer.key] == nil { changedByFamily[transfer.key] = [] }
         guard !changedByFamily.isEmpty else { return }
         // The stored rows of the touched families, grouped in one pass.
         var storedByFamily: [FamilyKey: [TransactionRow]] = [:]
@@ -45,8 +46,10 @@ package enum EventPlanner {
         for (family, changed) in changedByFamily.sorted(by: { $0.key < $1.key }) {
             let inserted = plan.familyInserts.firstIndex { $0.key == family }
             let stored = state.families[family]
+            let transfer = plan.transfers.first { $0.key == family }
             let owner = inserted.map { plan.familyInserts[$0].account }
                 ?? plan.familyClaims.first { $0.key == family }?.account
+                ?? transfer?.to
                 ?? stored?.account
             let storedRows = storedByFamily[family] ?? []
             if let stored, let due = stored.nextTransitionAt, due <= cause.recordedAt {
@@ -54,14 +57,23 @@ package enum EventPlanner {
             }
             var next: Date?
             if let owner {
+                // A family that moves is compared as if its new owner had held it before: the
+                // move is told by the two transfer events, and the facts this plan brought (a
+                // renewal, a refund) get their own events, as they would on any owner.
+                let held = transfer == nil ? storedRows : storedRows.map { row in
+                    var relabelled = row
+                    relabelled.value.account = owner
+                    return relabelled
+                }
                 var builder = FamilyEvents(
                     family: family, owner: owner, cause: cause,
-                    before: storedRows.filter { $0.value.account == owner },
+                    before: held.filter { $0.value.account == owner },
                     changed: changed,
-                    unchanged: storedRows,
+                    unchanged: held,
                     renewalBefore: state.renewals[family],
                     renewalIncoming: plan.renewals.first { $0.key == family }
                 )
+                if let transfer { events += builder.transferEvents(transfer) }
                 events += builder.derive()
                 next = builder.nextBoundary(after: cause.recordedAt)
             }
@@ -119,7 +131,6 @@ extension [LedgerEvent] {
             self[index].entitlement?.isEntitled = stored.available > 0
         }
     }
-
 }
 
 /// The events of one purchase family. Families hold a handful of transactions, so the rows
@@ -216,6 +227,31 @@ struct FamilyEvents {
             events.append(change)
         }
         return events
+    }
+
+    /// The two events of the family's move: `out` on the account it left (entitled to nothing
+    /// through it any more; a consumable's balance is the one stored after the move), then
+    /// `in` on its new owner with what it holds now. Both name the family and no transaction,
+    /// whichever transaction the move came with: the move is the family's, and each
+    /// transaction's events then do not depend on the order the family's facts arrived in.
+    func transferEvents(_ transfer: TransferRow) -> [LedgerEvent] {
+        let anchor = after.first { $0.value.transactionId == family.originalTransactionId } ?? after.last
+        guard let anchor else { return [] }
+        let stateAfter = subscriptionState(after, renewalAfter)
+        let quantity = transfer.consumableUnits > 0 ? transfer.consumableUnits : nil
+        var incoming = event(.purchaseTransferred, anchor, occurredAt: transfer.transferredAt, quantity: quantity, stateAfter: stateAfter)
+        incoming.transactionId = nil
+        if let productId = stateAfter?.productId { incoming.productId = productId }
+        incoming.transfer = LedgerEvent.Transfer(
+            id: transfer.id, direction: .incoming, from: transfer.from, to: transfer.to, actor: transfer.actor, reason: transfer.reason
+        )
+        var outgoing = incoming
+        outgoing.id = EventPlanner.newID()
+        outgoing.account = transfer.from
+        outgoing.transfer?.direction = .outgoing
+        // Nothing of the family is left on the old account.
+        outgoing.entitlement = LedgerEvent.Entitlement(productType: anchor.value.productType, isEntitled: false)
+        return [outgoing, incoming]
     }
 
     /// The refund or revocation of `row`.

@@ -52,6 +52,17 @@ extension LedgerEvent {
                     json.member("actor", grant.actor)
                 }
             }
+            if let transfer {
+                json.key("transfer")
+                json.object { json in
+                    json.member("id", transfer.id)
+                    json.member("direction", transfer.direction.rawValue)
+                    json.member("from", transfer.from.rawValue)
+                    json.member("to", transfer.to.rawValue)
+                    json.member("actor", transfer.actor)
+                    json.member("reason", transfer.reason)
+                }
+            }
             if let change {
                 json.key("change")
                 json.object { json in
@@ -64,6 +75,18 @@ extension LedgerEvent {
                     Self.write(change.after, to: &json)
                 }
             }
+            if let support {
+                json.key("support")
+                json.object { json in
+                    json.member("action", support.action)
+                    json.member("reason", support.reason)
+                    json.member("actor", support.actor)
+                    json.member("days", support.days)
+                    json.member("requestIdentifier", support.requestIdentifier)
+                    json.member("effectiveDate", support.effectiveDate?.ledgerMilliseconds)
+                }
+            }
+            // The entitlement stays the last member (``storedJSON(leavingBalanceOpen:)``).
             if let entitlement {
                 json.key("entitlement")
                 json.object { json in
@@ -162,12 +185,33 @@ extension LedgerEvent {
             )
             try inner.check()
         }
+        var transfer: Transfer?
+        if let nested = fields.object("transfer") {
+            var inner = StoredFields(object: nested)
+            guard let direction = Transfer.Direction(rawValue: inner.string("direction") ?? "") else {
+                throw LedgerError(.storage, reason: "a stored transfer event has no direction")
+            }
+            transfer = Transfer(
+                id: inner.string("id") ?? "", direction: direction, from: AccountID(stored: inner.string("from") ?? ""),
+                to: AccountID(stored: inner.string("to") ?? ""), actor: inner.string("actor"), reason: inner.string("reason")
+            )
+            try inner.check()
+        }
         var change: Change?
         if let nested = fields.object("change") {
             var inner = StoredFields(object: nested)
             let before = try inner.object("before").map { object throws(LedgerError) in try Self.item(object) }
             let after = try Self.item(inner.object("after") ?? JSONObject(members: []))
             change = Change(entitlement: inner.string("entitlement") ?? "", before: before, after: after)
+            try inner.check()
+        }
+        var support: Support?
+        if let nested = fields.object("support") {
+            var inner = StoredFields(object: nested)
+            support = Support(
+                action: inner.string("action") ?? "", reason: inner.string("reason") ?? "", actor: inner.string("actor"), days: inner.int("days"),
+                requestIdentifier: inner.string("requestIdentifier"), effectiveDate: inner.date("effectiveDate")
+            )
             try inner.check()
         }
         let productId = fields.string("productId") ?? ""
@@ -197,7 +241,9 @@ extension LedgerEvent {
                 return copy
             },
             grant: grant,
-            change: change
+            transfer: transfer,
+            change: change,
+            support: support
         )
         try fields.check()
         if id.isEmpty || type.rawValue.isEmpty || account.rawValue.isEmpty {

@@ -72,18 +72,36 @@ public struct LedgerEvent: Sendable, Hashable {
         public static let grantRevoked = EventType(rawValue: "grant.revoked")
         /// A grant reached its end (source `time`: the subscription clock appends it).
         public static let grantExpired = EventType(rawValue: "grant.expired")
+        /// A purchase family moved between accounts (``LedgerEvent/transfer``): a restore by
+        /// another account under ``TransferPolicy/transfer``, or support's move
+        /// (``Ledger/transfer(_:)``). Two events, one per account, in the same transaction:
+        /// ``LedgerEvent/Transfer/Direction/outgoing`` on the old owner, whose
+        /// ``LedgerEvent/entitlement`` says it is no longer entitled through the family (for a
+        /// consumable: its balance without the units that left), and
+        /// ``LedgerEvent/Transfer/Direction/incoming`` on the new owner, with what it holds
+        /// now. A receiver revokes on `out` and grants on `in`. A move is a fact about the
+        /// family, not about one of its transactions: both name the family
+        /// (``LedgerEvent/originalTransactionId``) and no ``LedgerEvent/transactionId``, whichever
+        /// transaction was presented, so each transaction's events stay the same whatever order
+        /// its facts arrived in; the facts keep their own events (the family's purchase stays one
+        /// `purchase.recorded`, on the account that first recorded it).
+        public static let purchaseTransferred = EventType(rawValue: "purchase.transferred")
         /// One of the catalog's entitlements flipped or its end moved for the account
         /// (``LedgerEvent/change`` says from what to what; the event's
         /// ``LedgerEvent/productId`` is the entitlement's identifier). Appended after the
         /// facts that caused it by the entitlement tracker, once per change; replaying these
         /// alone gives each account's entitlements.
         public static let entitlementChanged = EventType(rawValue: "entitlement.changed")
+        /// Support moved a subscription's renewal date at Apple (``LedgerEvent/support`` says
+        /// who, why and by how much); the new expiry reaches the ledger with Apple's answer.
+        public static let subscriptionExtended = EventType(rawValue: "subscription.extended")
 
         /// Every type this version emits.
         public static let all: [EventType] = [
             .purchaseRecorded, .subscriptionRenewed, .subscriptionUpgraded, .subscriptionStateChanged, .autoRenewDisabled, .autoRenewEnabled,
             .renewalProductChanged, .transactionRevoked, .transactionReinstated, .consumableCredited,
-            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .entitlementChanged,
+            .consumableConsumed, .proofRefused, .grantCreated, .grantRevoked, .grantExpired, .purchaseTransferred,
+            .entitlementChanged, .subscriptionExtended,
         ]
     }
 
@@ -146,7 +164,7 @@ public struct LedgerEvent: Sendable, Hashable {
     public var occurredAt: Date
     /// When the ledger recorded it.
     public var recordedAt: Date
-    /// What the change came from: a ``ProofKind`` raw value, `consumption`
+    /// What the change came from: a `ProofKind` raw value, `consumption`
     /// (``consumptionSource``), or `time` (``timeSource``: a period or grace period ended).
     public var source: String
     /// The notification that caused it, when one did.
@@ -167,8 +185,47 @@ public struct LedgerEvent: Sendable, Hashable {
     public var entitlement: Entitlement?
     /// A grant's events: the grant.
     public var grant: Grant?
+    /// ``EventType/purchaseTransferred``: the move.
+    public var transfer: Transfer?
+
+    /// The move a `purchase.transferred` event is about.
+    public struct Transfer: Sendable, Hashable {
+        /// Which side of the move the event's account is on.
+        public enum Direction: String, Sendable, Hashable {
+            /// The purchase left the account: revoke what it unlocked.
+            case outgoing = "out"
+            /// The purchase came to the account: grant what it unlocks.
+            case incoming = "in"
+        }
+
+        /// The move's id: the same on both events.
+        public var id: String
+        /// `out` on the old owner, `in` on the new one.
+        public var direction: Direction
+        /// The account the family left.
+        public var from: AccountID
+        /// The account the family moved to.
+        public var to: AccountID
+        /// Support's move: the API key's name; `nil` for a restore.
+        public var actor: String?
+        /// Support's move: why; `nil` for a restore.
+        public var reason: String?
+
+        /// Creates a value.
+        public init(id: String, direction: Direction, from: AccountID, to: AccountID, actor: String?, reason: String?) {
+            self.id = id
+            self.direction = direction
+            self.from = from
+            self.to = to
+            self.actor = actor
+            self.reason = reason
+        }
+    }
+
     /// ``EventType/entitlementChanged``: the entitlement before and after.
     public var change: Change?
+    /// For `subscription.extended`: what support did at Apple.
+    public var support: Support?
 
     /// An entitlement's change.
     public struct Change: Sendable, Hashable {
@@ -179,10 +236,36 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Now.
         public var after: EntitlementSnapshot.Item
 
+        /// Creates a value.
         public init(entitlement: String, before: EntitlementSnapshot.Item?, after: EntitlementSnapshot.Item) {
             self.entitlement = entitlement
             self.before = before
             self.after = after
+        }
+    }
+
+    /// What support did at Apple for the account (`subscription.extended`), and who did it.
+    public struct Support: Sendable, Hashable {
+        /// What was done: `extend_renewal_date`.
+        public var action: String
+        /// Why, as Apple's reason code names it (`customer-satisfaction`, …).
+        public var reason: String
+        /// Who did it (an API key's name).
+        public var actor: String?
+        /// How many days the renewal date moved.
+        public var days: Int?
+        /// The request identifier sent to Apple.
+        public var requestIdentifier: String?
+        /// The new renewal date Apple answered.
+        public var effectiveDate: Date?
+
+        public init(action: String, reason: String, actor: String?, days: Int?, requestIdentifier: String?, effectiveDate: Date?) {
+            self.action = action
+            self.reason = reason
+            self.actor = actor
+            self.days = days
+            self.requestIdentifier = requestIdentifier
+            self.effectiveDate = effectiveDate
         }
     }
 
@@ -217,7 +300,7 @@ public struct LedgerEvent: Sendable, Hashable {
         occurredAt: Date, recordedAt: Date, source: String, notificationType: String? = nil,
         notificationSubtype: String? = nil, notificationUUID: String? = nil, previousState: SubscriptionEntitlement.State? = nil,
         revocationReason: Int? = nil, quantity: Int? = nil, idempotencyKey: String? = nil, refusal: String? = nil,
-        entitlement: Entitlement?, grant: Grant? = nil, change: Change? = nil
+        entitlement: Entitlement?, grant: Grant? = nil, transfer: Transfer? = nil, change: Change? = nil, support: Support? = nil
     ) {
         self.id = id
         self.sequence = sequence
@@ -240,7 +323,9 @@ public struct LedgerEvent: Sendable, Hashable {
         self.refusal = refusal
         self.entitlement = entitlement
         self.grant = grant
+        self.transfer = transfer
         self.change = change
+        self.support = support
     }
 }
 
@@ -250,4 +335,9 @@ extension LedgerEvent {
     public static let consumptionSource = "consumption"
     /// ``source`` of a grant or its revocation.
     public static let grantSource = "grant"
+    /// ``source`` of support's move of a purchase (``Ledger/transfer(_:)``); a restore's move
+    /// has the presented proof's kind.
+    public static let transferSource = "transfer"
+    /// ``source`` of an action support took at Apple.
+    public static let supportSource = "support"
 }

@@ -58,7 +58,7 @@ package enum SubscriptionClock {
 }
 
 extension LedgerEvent {
-    /// ``source`` of a change time alone made (``SubscriptionClock``).
+    /// ``source`` of a change time alone made (`SubscriptionClock`).
     public static let timeSource = "time"
 }
 

@@ -12,20 +12,26 @@ public struct RecordOutcome: Sendable, Hashable, Codable {
     public var updatedTransactionIds: [String]
     /// Known transactions this proof did not change (idempotent re-recording).
     public var unchangedTransactionIds: [String]
+    /// The original transaction ids of the families this proof moved to the account from
+    /// another one (``TransferPolicy/transfer``), sorted; their transactions the proof carried
+    /// are among ``updatedTransactionIds``.
+    public var transferredOriginalTransactionIds: [String]
 
     /// Whether nothing changed: the proof had been recorded before.
-    public var isDuplicate: Bool { newTransactionIds.isEmpty && updatedTransactionIds.isEmpty }
+    public var isDuplicate: Bool { newTransactionIds.isEmpty && updatedTransactionIds.isEmpty && transferredOriginalTransactionIds.isEmpty }
 
     package init(
         account: AccountID,
         newTransactionIds: [String],
         updatedTransactionIds: [String],
-        unchangedTransactionIds: [String]
+        unchangedTransactionIds: [String],
+        transferredOriginalTransactionIds: [String] = []
     ) {
         self.account = account
         self.newTransactionIds = newTransactionIds
         self.updatedTransactionIds = updatedTransactionIds
         self.unchangedTransactionIds = unchangedTransactionIds
+        self.transferredOriginalTransactionIds = transferredOriginalTransactionIds
     }
 }
 

@@ -7,8 +7,12 @@ package struct LedgerInvariants: Sendable {
     package var expected: [BalanceKey: (purchased: Int, refunded: Int)] = [:]
     /// The stored counters.
     package var stored: [BalanceKey: ConsumableBalance] = [:]
-    /// Consumed units implied by the recorded consumptions.
+    /// Consumed units implied by the recorded consumptions (and the moves of purchases, which
+    /// take the old owner's used units of a consumable along).
     package var consumed: [BalanceKey: Int] = [:]
+    /// Refunded units that left an account with a purchase moved to another one: the account
+    /// bought them, and may have used them before the refund.
+    package var refundedMovedOut: [BalanceKey: Int] = [:]
 
     package init() {}
 
@@ -26,7 +30,7 @@ package struct LedgerInvariants: Sendable {
             if balance.purchased != wanted.purchased || balance.refunded != wanted.refunded || balance.consumed != (consumed[key] ?? 0) {
                 mismatched += 1
             }
-            if balance.consumed > balance.purchased + balance.refunded || balance.consumed < 0 {
+            if balance.consumed > balance.purchased + balance.refunded + (refundedMovedOut[key] ?? 0) || balance.consumed < 0 {
                 overConsumed += 1
             }
         }
@@ -37,5 +41,14 @@ package struct LedgerInvariants: Sendable {
             problems.append("\(overConsumed) consumable balance(s) show more units consumed than were ever bought")
         }
         return problems
+    }
+
+    /// Adds one move of a purchase: the consumed units that went along, and its refunded units.
+    package mutating func addTransfer(from: AccountID, to: AccountID, productId: String, consumedMoved: Int, refundedUnits: Int) {
+        if consumedMoved != 0 {
+            consumed[BalanceKey(account: from, productId: productId), default: 0] -= consumedMoved
+            consumed[BalanceKey(account: to, productId: productId), default: 0] += consumedMoved
+        }
+        if refundedUnits != 0 { refundedMovedOut[BalanceKey(account: from, productId: productId), default: 0] += refundedUnits }
     }
 }

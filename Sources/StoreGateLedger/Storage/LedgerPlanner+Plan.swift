@@ -1,11 +1,15 @@
+import Foundation
 import StoreGateCore
 
 extension LedgerPlanner {
     /// Plans recording a prepared proof against the loaded rows.
     ///
     /// The first account to record a purchase family owns it; a family only notifications
-    /// mentioned is claimed, with its transactions. A transaction or family owned by another
-    /// account refuses the whole proof: nothing is written.
+    /// mentioned is claimed, with its transactions. A family owned by another account refuses
+    /// the whole proof (nothing is written) under ``TransferPolicy/refuse``; under
+    /// ``TransferPolicy/transfer`` it moves to this account with every transaction and unit it
+    /// holds — unless one of its transactions is bound to an `appAccountToken` that is not this
+    /// account's, which still refuses the proof.
     ///
     /// - Throws: ``LedgerError/Code/ownedByAnotherAccount`` or
     ///   ``LedgerError/Code/inconsistentTransaction``.
@@ -18,10 +22,16 @@ extension LedgerPlanner {
                 if family.account == nil {
                     builder.claim(familyKey, for: account)
                 } else if family.account != account {
-                    throw LedgerError(
-                        .ownedByAnotherAccount,
-                        reason: "the purchase belongs to another account",
-                        transactionId: incoming.value.transactionId
+                    guard configuration.transferPolicy == .transfer else {
+                        throw LedgerError(
+                            .ownedByAnotherAccount,
+                            reason: "the purchase belongs to another account",
+                            transactionId: incoming.value.transactionId
+                        )
+                    }
+                    try builder.transfer(
+                        familyKey, to: account, token: configuration.accountTokenPolicy.token(for: account), refusal: .ownedByAnotherAccount,
+                        at: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue, actor: nil, reason: nil
                     )
                 }
             } else {
@@ -42,7 +52,8 @@ extension LedgerPlanner {
             account: account,
             newTransactionIds: builder.inserted.keys.filter(ids.contains).sorted().map(\.transactionId),
             updatedTransactionIds: builder.updated.keys.filter { ids.contains($0) && builder.inserted[$0] == nil }.sorted().map(\.transactionId),
-            unchangedTransactionIds: ids.filter { builder.inserted[$0] == nil && builder.updated[$0] == nil }.sorted().map(\.transactionId)
+            unchangedTransactionIds: ids.filter { builder.inserted[$0] == nil && builder.updated[$0] == nil }.sorted().map(\.transactionId),
+            transferredOriginalTransactionIds: plan.transfers.map(\.key.originalTransactionId)
         )
         return (plan, outcome)
     }
@@ -118,11 +129,14 @@ extension LedgerPlanner {
 }
 
 /// Accumulates a plan while keeping the working view of the rows up to date.
-private struct PlanBuilder {
+struct PlanBuilder {
     var families: [FamilyKey: FamilyRow]
     var transactions: [TransactionKey: TransactionRow]
+    /// The rows as loaded: a move's units are the stored ones, never a new purchase's.
+    let storedTransactions: [TransactionKey: TransactionRow]
     var familyInserts: [FamilyKey: FamilyRow] = [:]
     var familyClaims: [FamilyKey: FamilyRow] = [:]
+    var transfers: [FamilyKey: TransferRow] = [:]
     var inserted: [TransactionKey: TransactionRow] = [:]
     var updated: [TransactionKey: TransactionRow] = [:]
     var deltas: [BalanceKey: (purchased: Int, refunded: Int)] = [:]
@@ -130,6 +144,44 @@ private struct PlanBuilder {
     init(state: PlanningState) {
         families = state.families
         transactions = state.transactions
+        storedTransactions = state.transactions
+    }
+
+    /// Moves an owned family and every transaction of it to `account` (their counters follow,
+    /// through ``store(_:replacing:)``).
+    ///
+    /// - Parameters:
+    ///   - token: `account`'s `appAccountToken`: a transaction bound to another token refuses
+    ///     the move with `refusal`.
+    ///   - source, actor, reason: For the move's row and events.
+    /// - Throws: `refusal`, or ``LedgerError/Code/inconsistentTransaction`` for a family holding
+    ///   consumables of several products (Apple makes one transaction a consumable family).
+    mutating func transfer(
+        _ key: FamilyKey, to account: AccountID, token: UUID?, refusal: LedgerError.Code, at date: Date, source: String, actor: String?,
+        reason: String?
+    ) throws(LedgerError) {
+        guard let family = families[key], let from = family.account, from != account else { return }
+        let rows = transactions.values.filter { $0.familyKey == key }.sorted { $0.key < $1.key }
+        if let bound = rows.first(where: { row in row.value.appAccountToken.map { $0 != token } ?? false }) {
+            throw LedgerError(
+                refusal, reason: "the purchase is bound to another account's appAccountToken: it never moves to this account",
+                transactionId: bound.value.transactionId
+            )
+        }
+        let consumables = Set(rows.filter { $0.value.productType == .consumable }.map(\.value.productId))
+        guard consumables.count <= 1 else {
+            throw LedgerError(.inconsistentTransaction, reason: "the purchase family holds consumables of several products; it cannot move")
+        }
+        families[key] = FamilyRow(key: key, account: account, nextTransitionAt: family.nextTransitionAt)
+        transfers[key] = TransferRow(
+            id: EventPlanner.newID(), key: key, from: from, to: account, transferredAt: date, source: source, actor: actor, reason: reason,
+            consumableProductId: consumables.first, consumableUnits: 0
+        )
+        for row in rows {
+            var moved = row
+            moved.value.account = account
+            store(moved, replacing: row)
+        }
     }
 
     mutating func insertFamily(_ family: FamilyRow) {
@@ -175,7 +227,7 @@ private struct PlanBuilder {
         if merged != existing { store(merged, replacing: existing) }
     }
 
-    private mutating func store(_ row: TransactionRow, replacing old: TransactionRow?) {
+    mutating func store(_ row: TransactionRow, replacing old: TransactionRow?) {
         transactions[row.key] = row
         if inserted[row.key] != nil || old == nil {
             inserted[row.key] = row
@@ -193,10 +245,22 @@ private struct PlanBuilder {
         deltas[delta.key] = current
     }
 
-    func finish(proof: ProofRow) -> LedgerWritePlan {
+    func finish(proof: ProofRow?) -> LedgerWritePlan {
         var plan = LedgerWritePlan(proof: proof)
         plan.familyInserts = familyInserts.values.sorted { $0.key < $1.key }
         plan.familyClaims = familyClaims.values.sorted { $0.key < $1.key }
+        plan.transfers = transfers.values.map { transfer in
+            // The units that move are the stored ones still standing once the plan is applied (a
+            // refund in the same proof leaves none); a purchase new in this plan is the new owner's.
+            var row = transfer
+            for stored in storedTransactions.values where stored.familyKey == transfer.key {
+                guard let final = transactions[stored.key], final.value.productType == .consumable,
+                      final.value.productId == transfer.consumableProductId
+                else { continue }
+                if final.value.isRevoked { row.refundedUnits += final.value.quantity } else { row.consumableUnits += final.value.quantity }
+            }
+            return row
+        }.sorted { $0.key < $1.key }
         plan.transactionInserts = inserted.values.sorted { $0.key < $1.key }
         plan.transactionUpdates = updated.values.sorted { $0.key < $1.key }
         plan.balanceDeltas = deltas

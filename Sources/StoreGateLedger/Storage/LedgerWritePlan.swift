@@ -38,6 +38,10 @@ package struct LedgerWritePlan: Sendable {
     package var transactionUpdates: [TransactionRow] = []
     /// Upsert each unless the stored one supersedes it (``RenewalRow/supersedes(_:)``).
     package var renewals: [RenewalRow] = []
+    /// Change the owner of families from one account to another (their transactions are among
+    /// the updates, their counters among the deltas); after the deltas, move the consumed units
+    /// that go with each (``TransferRow/consumedUnitsMoving(_:after:)``) and store the row.
+    package var transfers: [TransferRow] = []
     /// Add to the purchased and refunded counters (never zero deltas).
     package var balanceDeltas: [BalanceDelta] = []
     /// Add to the daily analytics rollups (never zero deltas, sorted by key): the touched
@@ -55,7 +59,7 @@ package struct LedgerWritePlan: Sendable {
     /// Whether the plan writes transactions, families or balances.
     package var changesEntitlements: Bool {
         !familyInserts.isEmpty || !familyClaims.isEmpty || !transactionInserts.isEmpty
-            || !transactionUpdates.isEmpty || !balanceDeltas.isEmpty
+            || !transactionUpdates.isEmpty || !balanceDeltas.isEmpty || !transfers.isEmpty
     }
 }
 

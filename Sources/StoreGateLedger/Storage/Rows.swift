@@ -191,3 +191,62 @@ package struct ConsumptionRow: Hashable, Sendable {
         )
     }
 }
+
+/// One move of a purchase family between accounts, as a plan writes it (`ledger_transfers`).
+///
+/// The family's rows and their purchased and refunded counters move with the plan's other
+/// writes (an owner change, transaction updates, balance deltas). What the counters alone
+/// cannot say is which of the old owner's consumed units were units of this purchase: the
+/// backend decides that inside the write, from the stored balance after the deltas
+/// (``consumedUnitsMoving(_:after:)``), and stores the answer in the row.
+package struct TransferRow: Hashable, Sendable {
+    package var id: String
+    package var key: FamilyKey
+    package var from: AccountID
+    package var to: AccountID
+    /// When it was recorded.
+    package var transferredAt: Date
+    /// A ``ProofKind`` raw value (a restore), or ``LedgerEvent/transferSource`` (support).
+    package var source: String
+    /// Support's move: the API key's name.
+    package var actor: String?
+    /// Support's move: why.
+    package var reason: String?
+    /// The consumable product of the family's standing (not revoked) units, when it has some.
+    package var consumableProductId: String?
+    /// Those units (0 when none).
+    package var consumableUnits: Int
+    /// The family's refunded (revoked) units of that product, which leave with it: the old
+    /// owner may have used them before the refund, and that use (its refund debt) stays its own.
+    package var refundedUnits: Int = 0
+    /// The units of the old owner's consumption that went with the purchase (set by the backend).
+    package var consumedMoved: Int = 0
+
+    package init(
+        id: String, key: FamilyKey, from: AccountID, to: AccountID, transferredAt: Date, source: String, actor: String?, reason: String?,
+        consumableProductId: String?, consumableUnits: Int
+    ) {
+        self.id = id
+        self.key = key
+        self.from = from
+        self.to = to
+        self.transferredAt = transferredAt
+        self.source = source
+        self.actor = actor
+        self.reason = reason
+        self.consumableProductId = consumableProductId
+        self.consumableUnits = consumableUnits
+    }
+
+    /// The old owner's consumed units that leave with `units` standing units of a consumable,
+    /// given the old owner's balance after the move's deltas (its purchased counter already
+    /// without them): what its remaining purchases no longer cover, at most `units`.
+    ///
+    /// The old owner is taken to have used its other purchases first, so the new owner
+    /// receives whatever of the purchase the old owner could still have spent — and never a
+    /// unit the old owner already used (the units spendable on both accounts together never
+    /// grow). The old owner keeps no debt from the move; a refund debt it had stays its own.
+    package static func consumedUnitsMoving(_ units: Int, after balance: ConsumableBalance) -> Int {
+        max(0, min(units, balance.consumed - balance.purchased))
+    }
+}

@@ -7,7 +7,7 @@ extension AppReceipt {
     /// Every single-valued field may appear once; a second bundle id, say, is refused rather
     /// than resolved one way or the other. Unknown attribute numbers are kept.
     ///
-    /// - Throws: ``ReceiptError`` at the ``VerificationStep/payload`` step naming the field.
+    /// - Throws: ``ReceiptError`` at the `payload` step naming the field.
     public init(payload: [UInt8], limits: Limits = .default) throws(ReceiptError) {
         self = try payload.withUnsafeBufferPointer { (buffer) throws(ReceiptError) -> AppReceipt in
             try PayloadDecoder(buffer: buffer, owner: payload).appReceipt(limits: limits)

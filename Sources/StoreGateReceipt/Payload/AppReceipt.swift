@@ -37,7 +37,7 @@ public struct AppReceipt: Hashable, Sendable {
     /// Attributes with numbers StoreGate does not interpret, kept by number.
     public var unknownAttributes: [ReceiptAttribute]
 
-    /// The environment the receipt claims (its type); ``ValidatedSigner`` decides what is reported.
+    /// The environment the receipt claims (its type); `ValidatedSigner` decides what is reported.
     public var claimedEnvironment: AppStoreEnvironment {
         AppStoreEnvironment(receiptType: receiptType ?? "")
     }

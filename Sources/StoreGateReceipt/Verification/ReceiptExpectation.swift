@@ -9,7 +9,7 @@ public import StoreGateCore
 /// verdict, and every result is reported (``VerifiedReceipt/checks``,
 /// ``ReceiptVerificationReport/checks``).
 ///
-/// A check the caller did not ask for answers ``StoreGateCore/ExpectationResult/notChecked(_:)``,
+/// A check the caller did not ask for answers `ExpectationResult.notChecked(_:)`,
 /// never an error. A caller's own check that fails typically answers
 /// ``ReceiptError/Code/expectationNotMet`` with its name as the field:
 ///

@@ -3,7 +3,7 @@ public import StoreGateCore
 /// Everything the caller expects of a receipt, as one value that composes small checks.
 ///
 /// Only ``bundleId`` is required. The environments default to production and the sandbox
-/// (App Review buys in the sandbox); Xcode receipts need ``AppStoreEnvironment/xcode`` here *and*
+/// (App Review buys in the sandbox); Xcode receipts need `AppStoreEnvironment.xcode` here *and*
 /// their certificate as an opt-in anchor.
 ///
 /// The fields make the built-in checks (``checks``), run in this order: ``Environment``,

@@ -20,7 +20,7 @@ import _CryptoExtras
 ///    app version, device hash, receipt expiration, transaction, product, then the caller's
 ///    own), in order; the first that fails is the verdict, and every result is reported.
 ///
-/// Chain results are cached by ``CertificateChainVerifier``: a second receipt signed by the
+/// Chain results are cached by `CertificateChainVerifier`: a second receipt signed by the
 /// same certificates pays for its signature check and decoding only.
 public struct ReceiptVerifier: Sendable {
     /// When certificate validity is checked.

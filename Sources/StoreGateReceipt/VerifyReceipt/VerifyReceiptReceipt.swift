@@ -113,7 +113,7 @@ public struct VerifyReceiptReceipt: Sendable, Hashable, Codable {
         }
     }
 
-    /// Encodes the receipt in Apple's spelling, as ``write(to:)`` writes it.
+    /// Encodes the receipt in Apple's spelling, as `write(to:)` writes it.
     public func encode(to encoder: any Encoder) throws {
         try encodeAsWritten(to: encoder)
     }

@@ -112,7 +112,7 @@ public struct VerifyReceiptTransaction: Sendable, Hashable, Codable {
         appAccountToken = try c.lenientString("app_account_token")
     }
 
-    /// Encodes the purchase in Apple's spelling, as ``write(to:)`` writes it.
+    /// Encodes the purchase in Apple's spelling, as `write(to:)` writes it.
     public func encode(to encoder: any Encoder) throws {
         try encodeAsWritten(to: encoder)
     }

@@ -67,6 +67,16 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let grantNotFound = APIErrorCode(rawValue: "grant_not_found")
     /// The catalog defines no such entitlement.
     public static let unknownEntitlement = APIErrorCode(rawValue: "unknown_entitlement")
+    /// Signing offers needs the In-App Purchase key (`STOREGATE_OFFER_*`).
+    public static let offersNotConfigured = APIErrorCode(rawValue: "offers_not_configured")
+    /// `STOREGATE_OFFER_ELIGIBILITY` refuses the offer to this customer (the message says why).
+    public static let offerIneligible = APIErrorCode(rawValue: "offer_ineligible")
+    /// The ledger could not decide the customer's eligibility; retry.
+    public static let offerEligibilityUnavailable = APIErrorCode(rawValue: "offer_eligibility_unavailable")
+    /// The account owns no auto-renewable subscription of that original transaction id.
+    public static let subscriptionNotFound = APIErrorCode(rawValue: "subscription_not_found")
+    /// Apple refused the request for good (the message names Apple's errorCode).
+    public static let appleRefused = APIErrorCode(rawValue: "apple_refused")
     /// No delivery of that event to that endpoint.
     public static let deliveryNotFound = APIErrorCode(rawValue: "delivery_not_found")
     /// No configured webhook endpoint has that name.
@@ -89,6 +99,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .badRequest, .httpError, .bodyTooLarge,
         .bodyUnreadable, .malformedJSON, .unknownField, .missingField, .invalidField, .duplicateField, .invalidPathParameter,
         .invalidQueryParameter, .bundleIdNotAccepted, .appstoreNotConfigured, .unknownEntitlement, .grantNotFound, .deliveryNotFound,
+        .offersNotConfigured, .offerIneligible, .offerEligibilityUnavailable, .subscriptionNotFound, .appleRefused,
         .webhookEndpointNotFound, .webhookEndpointBusy, .unknownMetric, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]

@@ -178,12 +178,14 @@ struct RecordedReply: JSONWritable {
     let newTransactionIds: [String]
     let updatedTransactionIds: [String]
     let unchangedTransactionIds: [String]
+    let transferredOriginalTransactionIds: [String]
     let isDuplicate: Bool
 
     init(_ outcome: RecordOutcome) {
         newTransactionIds = outcome.newTransactionIds
         updatedTransactionIds = outcome.updatedTransactionIds
         unchangedTransactionIds = outcome.unchangedTransactionIds
+        transferredOriginalTransactionIds = outcome.transferredOriginalTransactionIds
         isDuplicate = outcome.isDuplicate
     }
 }
@@ -296,6 +298,7 @@ extension RecordedReply {
             json.member("newTransactionIds", newTransactionIds)
             json.member("updatedTransactionIds", updatedTransactionIds)
             json.member("unchangedTransactionIds", unchangedTransactionIds)
+            json.member("transferredOriginalTransactionIds", transferredOriginalTransactionIds)
             json.member("isDuplicate", isDuplicate)
         }
     }

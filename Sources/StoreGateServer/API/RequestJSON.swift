@@ -36,6 +36,28 @@ struct RequestObject {
         }
     }
 
+    func optionalBool(_ key: String) throws(APIError) -> Bool? {
+        switch object[key] {
+        case .none, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw wrongType(key, "true or false", other)
+        }
+    }
+
+    func optionalStrings(_ key: String) throws(APIError) -> [String]? {
+        switch object[key] {
+        case .none, .null?: return nil
+        case .array(let values)?:
+            var strings: [String] = []
+            for value in values {
+                guard case .string(let text) = value else { throw APIError.badField(name(key), .invalidField, "'\(name(key))' must be an array of strings") }
+                strings.append(text)
+            }
+            return strings
+        case let other?: throw wrongType(key, "an array of strings", other)
+        }
+    }
+
     func optionalInteger(_ key: String) throws(APIError) -> Int? {
         switch object[key] {
         case .none, .null?: return nil

@@ -31,6 +31,15 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     case grantsManage = "grants.manage"
     /// Reading the money and subscriber metrics (`GET /v1/analytics/{metric}`).
     case analyticsRead = "analytics.read"
+    /// Moving a purchase family from one account to another by hand
+    /// (`POST /v1/accounts/{account}/transfers`), and the console's move form. Apart from
+    /// `grants.manage`: a grant adds access for a time, a move takes a purchase from one
+    /// customer and gives it to another.
+    case transfersManage = "transfers.manage"
+    /// `POST /v1/offers/sign`: sign subscription offers for the app.
+    case offersSign = "offers.sign"
+    /// Extend subscriptions' renewal dates at Apple (one customer's, or every subscriber's).
+    case subscriptionsExtend = "subscriptions.extend"
 
     public static func < (lhs: Permission, rhs: Permission) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -46,8 +55,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
 /// - `STOREGATE_API_KEYS`: `name:secret` entries separated by commas; each has every permission.
 /// - `STOREGATE_API_KEYS_FILE`: one key per line, `name secret [permission …]` (whitespace
 ///   separated; `#` starts a comment); no permission, or `*`, means every permission.
-///   Permissions: `receipts.verify`, `transactions.verify`, `entitlements.read`,
-///   `consumables.consume`, `verifyreceipt`, `events.read`, `webhooks.manage`.
+///   Permissions: the raw values of ``Permission`` (`receipts.verify`, `entitlements.read`,
+///   `grants.manage`, `transfers.manage`, …).
 ///
 /// Names are 1...64 characters from `A-Z a-z 0-9 . _ -`; secrets have 16...256 printable
 /// characters without spaces, commas or colons.

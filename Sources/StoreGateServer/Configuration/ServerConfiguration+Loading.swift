@@ -5,6 +5,7 @@ import StoreGateCore
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
+import StoreGateOffers
 import StoreGateEvents
 import StoreGateSync
 
@@ -99,6 +100,12 @@ extension ServerConfiguration {
             }
             configuration.accountTokenPolicy = .nameBased(namespace: uuid)
         }
+        if let text = reader.value(.transferPolicy) {
+            guard let policy = TransferPolicy(rawValue: text.lowercased()) else {
+                throw ConfigurationError(Setting.transferPolicy.rawValue, "'\(text)' is not refuse or transfer")
+            }
+            configuration.transferPolicy = policy
+        }
         if let mode = reader.value(.sqliteSynchronous) {
             switch mode.lowercased() {
             case "normal": configuration.sqliteSynchronous = .normal
@@ -125,17 +132,67 @@ extension ServerConfiguration {
             }
         }
         try Self.loadSync(reader, into: &configuration)
+        try Self.loadOffers(reader, into: &configuration)
+        if let finish = try reader.onOff(.finishTransactions) { configuration.finishTransactions = finish }
+        configuration.accountLinking = try reader.onOff(.accountLinking) ?? (reader.value(.accountTokenNamespace) != nil)
         return configuration
+    }
+
+    /// Where the App Store Server API is: `STOREGATE_APPSTORE_API_URL_PRODUCTION` and
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, each the exact base URL of its environment (Apple's
+    /// recommended domains when absent); or the older `STOREGATE_APPSTORE_API_URL`, a stand-in's
+    /// base with production at `URL/production` and sandbox at `URL/sandbox`. The older one
+    /// and either new one together are refused: which would win is not obvious.
+    private static func appStoreEndpoints(_ reader: SettingReader) throws(ConfigurationError) -> AppStoreServerAPIEndpoints {
+        let standIn = reader.value(.appStoreAPIURL)
+        let production = reader.value(.appStoreAPIURLProduction)
+        let sandbox = reader.value(.appStoreAPIURLSandbox)
+        for (setting, url) in [(Setting.appStoreAPIURL, standIn), (.appStoreAPIURLProduction, production), (.appStoreAPIURLSandbox, sandbox)] {
+            if let url, let problem = AppStoreServerAPIEndpoints.problem(withBaseURL: url) {
+                throw ConfigurationError(setting.rawValue, problem)
+            }
+        }
+        if let standIn {
+            if production != nil || sandbox != nil {
+                throw ConfigurationError(
+                    Setting.appStoreAPIURL.rawValue,
+                    "is set together with \(production != nil ? Setting.appStoreAPIURLProduction.rawValue : Setting.appStoreAPIURLSandbox.rawValue): set either it (a stand-in's base URL) or the per-environment URLs"
+                )
+            }
+            return AppStoreServerAPIEndpoints(standIn: standIn)
+        }
+        var endpoints = AppStoreServerAPIEndpoints.apple
+        if let production { endpoints = endpoints.replacing(.production, with: production) }
+        if let sandbox { endpoints = endpoints.replacing(.sandbox, with: sandbox) }
+        return endpoints
+    }
+
+    /// The offer key (`STOREGATE_OFFER_KEY_ID` with `…_PRIVATE_KEY` or `…_PRIVATE_KEY_FILE`, else
+    /// the App Store Server API key) and `STOREGATE_OFFER_ELIGIBILITY`.
+    private static func loadOffers(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
+        var environment: [String: String] = [:]
+        for variable in OfferSigningKey.Variable.allCases {
+            if let setting = Setting(rawValue: variable.rawValue), let value = reader.value(setting) {
+                environment[variable.rawValue] = value
+            }
+        }
+        do throws(OfferSigningError) {
+            configuration.offerSigningKey = try OfferSigningKey.fromEnvironment(environment)
+        } catch {
+            let setting = reader.value(.offerKeyId) != nil ? Setting.offerKeyId : Setting.appStoreKeyId
+            throw ConfigurationError(setting.rawValue, "the offer key: \(error.reason)")
+        }
+        if let value = reader.value(.offerEligibility) {
+            guard let policy = OfferEligibilityPolicy(rawValue: value.lowercased()) else {
+                throw ConfigurationError(Setting.offerEligibility.rawValue, "'\(value)' is not any, subscribers or lapsed")
+            }
+            configuration.offerEligibility = policy
+        }
     }
 
     /// The App Store sync's settings.
     private static func loadSync(_ reader: SettingReader, into configuration: inout ServerConfiguration) throws(ConfigurationError) {
-        if let url = reader.value(.appStoreAPIURL) {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://127.0.0.1") || url.hasPrefix("http://localhost") else {
-                throw ConfigurationError(Setting.appStoreAPIURL.rawValue, "'\(url)' is not an https URL (plain http only on this machine, for a stand-in)")
-            }
-            configuration.appStoreEndpoints = AppStoreServerAPIEndpoints(standIn: url)
-        }
+        configuration.appStoreEndpoints = try appStoreEndpoints(reader)
         if let enabled = try reader.onOff(.sync) { configuration.syncEnabled = enabled }
         if let seconds = try reader.integer(.syncInterval, in: 10...86_400) { configuration.syncSettings.interval = .seconds(seconds) }
         if let seconds = try reader.integer(.syncLookBack, in: 0...(7 * 86_400)) { configuration.syncSettings.lookBack = .seconds(seconds) }
@@ -157,6 +214,17 @@ extension ServerConfiguration {
                 configuration.consumption.refundPreference = preference
             } else {
                 throw ConfigurationError(setting, "'\(text)' is not none, decline, grant_full or grant_prorated")
+            }
+        }
+        if let text = reader.value(.consumptionRefundPolicy) {
+            if text.lowercased() == "none" {
+                configuration.consumption.refundPolicy = nil
+            } else {
+                do throws(SyncError) {
+                    configuration.consumption.refundPolicy = try ConsumptionRefundPolicy(parsing: text)
+                } catch {
+                    throw ConfigurationError(Setting.consumptionRefundPolicy.rawValue, error.reason)
+                }
             }
         }
         if let text = reader.value(.syncStart) {

@@ -5,6 +5,7 @@ public import StoreGateSync
 public import StoreGateCore
 public import StoreGateLedger
 public import StoreGateLedgerSQLite
+public import StoreGateOffers
 public import StoreGateEvents
 
 /// Everything `storegate serve` is configured with.
@@ -77,10 +78,11 @@ public struct ServerConfiguration: Sendable {
     public var encryption: ProofEncryption?
     /// The app-specific shared secret `/verifyReceipt` checks `password` against.
     public var sharedSecret: SharedSecret?
-    /// App Store Server API credentials (validated at start-up; see the README).
+    /// App Store Server API credentials (validated at start-up; see docs/configuration.md).
     public var serverAPICredentials: AppStoreServerAPICredentials?
-    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL`): Apple's by default,
-    /// a stand-in's base URL in tests. Answers are verified to Apple's root either way.
+    /// Where the App Store Server API is (`STOREGATE_APPSTORE_API_URL_PRODUCTION`,
+    /// `STOREGATE_APPSTORE_API_URL_SANDBOX`, or a stand-in's `STOREGATE_APPSTORE_API_URL`):
+    /// Apple's recommended domains by default. Answers are verified to Apple's root either way.
     public var appStoreEndpoints: AppStoreServerAPIEndpoints = .apple
     /// Whether the App Store sync runs when Server API credentials are configured
     /// (`STOREGATE_SYNC`, default on).
@@ -94,7 +96,8 @@ public struct ServerConfiguration: Sendable {
     public var refreshOnFirstSight = true
     /// How `CONSUMPTION_REQUEST` notifications are answered (`STOREGATE_CONSUMPTION`: off by
     /// default, `consented` once the app collected its customers' consent;
-    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`).
+    /// `STOREGATE_CONSUMPTION_SAMPLE_CONTENT`; `STOREGATE_CONSUMPTION_REFUND_PREFERENCE`;
+    /// `STOREGATE_CONSUMPTION_REFUND_POLICY`, rules choosing the preference per request).
     public var consumption = ConsumptionSettings()
     /// The largest request body accepted, in bytes (default 4 MiB).
     public var maxBodyBytes: Int = 4 << 20
@@ -113,6 +116,9 @@ public struct ServerConfiguration: Sendable {
     public var exchangeRates: ExchangeRates?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
+    /// What happens when an account presents a purchase another account owns
+    /// (`STOREGATE_TRANSFER_POLICY`: `refuse`, the default, answers 409; `transfer` moves it).
+    public var transferPolicy: TransferPolicy = .refuse
     /// SQLite's durability setting (default `normal`: survives the process being killed).
     public var sqliteSynchronous: SQLiteLedger.Options.Synchronous = .normal
     /// The PostgreSQL connection pool's size.
@@ -125,6 +131,16 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// How long a graceful shutdown may take before the service stops anyway (default 30 s).
     public var shutdownGracePeriod: Duration = .seconds(30)
+    /// Tell Apple each granted transaction is finished (`STOREGATE_FINISH_TRANSACTIONS`; needs the sync).
+    public var finishTransactions = false
+    /// Set the account's token at Apple on purchases recorded without one
+    /// (`STOREGATE_ACCOUNT_LINKING`; default on when `STOREGATE_ACCOUNT_TOKEN_NAMESPACE` is set).
+    public var accountLinking = false
+    /// The In-App Purchase key `POST /v1/offers/sign` signs with (`STOREGATE_OFFER_*`, else the
+    /// App Store Server API key); `nil` answers `offers_not_configured`.
+    public var offerSigningKey: OfferSigningKey?
+    /// Which customers a promotional offer is signed for (`STOREGATE_OFFER_ELIGIBILITY`).
+    public var offerEligibility: OfferEligibilityPolicy = .any
     /// Where the ledger's events are sent (none by default: events are still recorded and
     /// readable with `GET /v1/events`).
     public var webhooks: [WebhookEndpoint] = []
@@ -170,7 +186,9 @@ public struct ServerConfiguration: Sendable {
             "server_api_credentials": "\(serverAPICredentials == nil ? "absent" : "present")",
             "appstore_sync": "\(isSyncConfigured ? "every \(syncSettings.interval.components.seconds) s" : "off")",
             "consumption_requests": isSyncConfigured && consumption.customerConsented ? "answered" : "off",
+            "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
+            "transfer_policy": "\(transferPolicy)",
         ]
     }
 }
@@ -198,6 +216,7 @@ extension ServerConfiguration {
         case maxBodyBytes = "STOREGATE_MAX_BODY_BYTES"
         case productsFile = "STOREGATE_PRODUCTS_FILE"
         case accountTokenNamespace = "STOREGATE_ACCOUNT_TOKEN_NAMESPACE"
+        case transferPolicy = "STOREGATE_TRANSFER_POLICY"
         case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
         case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
         case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
@@ -208,6 +227,8 @@ extension ServerConfiguration {
         case consoleSessionMinutes = "STOREGATE_CONSOLE_SESSION_MINUTES"
         case consoleSecureCookies = "STOREGATE_CONSOLE_SECURE_COOKIES"
         case appStoreAPIURL = "STOREGATE_APPSTORE_API_URL"
+        case appStoreAPIURLProduction = "STOREGATE_APPSTORE_API_URL_PRODUCTION"
+        case appStoreAPIURLSandbox = "STOREGATE_APPSTORE_API_URL_SANDBOX"
         case sync = "STOREGATE_SYNC"
         case syncInterval = "STOREGATE_SYNC_INTERVAL_SECONDS"
         case syncLookBack = "STOREGATE_SYNC_LOOKBACK_SECONDS"
@@ -219,12 +240,19 @@ extension ServerConfiguration {
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
         case commission = "STOREGATE_COMMISSION"
         case fxRatesFile = "STOREGATE_FX_RATES_FILE"
+        case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
+        case finishTransactions = "STOREGATE_FINISH_TRANSACTIONS"
+        case accountLinking = "STOREGATE_ACCOUNT_LINKING"
+        case offerKeyId = "STOREGATE_OFFER_KEY_ID"
+        case offerPrivateKey = "STOREGATE_OFFER_PRIVATE_KEY"
+        case offerPrivateKeyFile = "STOREGATE_OFFER_PRIVATE_KEY_FILE"
+        case offerEligibility = "STOREGATE_OFFER_ELIGIBILITY"
 
         /// The `storegate serve` flag mirroring the variable; `nil` for secrets given inline,
         /// which a command line would show to every user of the machine.
         public var flag: String? {
             switch self {
-            case .apiKeys, .ledgerKeys, .sharedSecret: return nil
+            case .apiKeys, .ledgerKeys, .sharedSecret, .offerPrivateKey: return nil
             default:
                 return "--" + rawValue.dropFirst("STOREGATE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
             }

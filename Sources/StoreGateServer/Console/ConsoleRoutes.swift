@@ -56,6 +56,7 @@ struct Console: Sendable {
             Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
             Route(.post, "/console/accounts/:account/grants", .consoleSession, documented: false, grant),
             Route(.post, "/console/accounts/:account/grants/:grant/revoke", .consoleSession, documented: false, revokeGrant),
+            Route(.post, "/console/accounts/:account/transfers", .consoleSession, documented: false, transfer),
             Route(.get, "/console/transactions/:environment/:transaction", .consoleSession, documented: false, transaction),
             Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
             Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
@@ -306,6 +307,10 @@ struct Console: Sendable {
         let canGrant: Bool
         let grantAction: String
         let entitlementOptions: [Option]
+        /// The move form, for a key with `transfers.manage`.
+        let canTransfer: Bool
+        let transferAction: String
+        let environmentOptions: [Option]
         let owned: [ConsoleViews.Owned]
         let hasOwned: Bool
         let balances: [ConsoleViews.Balance]
@@ -354,6 +359,8 @@ struct Console: Sendable {
             grants: ConsoleViews.grantRows(grants, account: account, at: now, canManage: canManage), hasGrants: !grants.isEmpty,
             canGrant: canManage && !catalog.entitlements.isEmpty, grantAction: "\(link)/grants",
             entitlementOptions: catalog.entitlements.keys.sorted().map(AccountPage.Option.init),
+            canTransfer: canTransfer(context), transferAction: "\(link)/transfers",
+            environmentOptions: Self.transferEnvironments.map(AccountPage.Option.init),
             owned: owned, hasOwned: !owned.isEmpty, balances: balances, hasBalances: !balances.isEmpty,
             timeline: events.map(ConsoleViews.timelineEntry),
             olderLink: hasOlder ? events.last.map { "\(link)?before=\($0.sequence)#timeline" } : nil,
@@ -681,7 +688,11 @@ struct Console: Sendable {
         let answered = endpoints.appStore?.consumption != nil
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
             + ": \(requests[.sent]) sent, \(requests[.pending]) pending, \(requests[.expired]) expired, \(requests[.failed]) failed"
-            + (requests.lastError.map { " — last error: \($0)" } ?? "") + "."
+            + (requests.lastError.map { " — last error: \($0)" } ?? "")
+            + (requests.adjusted > 0
+                ? "; \(requests.adjusted) answer(s) changed to meet Apple's rules — latest, transaction \(requests.lastAdjustmentTransactionId ?? "?"): \(requests.lastAdjustment ?? "")"
+                : "")
+            + "."
         let syncState = configuration.isSyncConfigured
             ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
             : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."

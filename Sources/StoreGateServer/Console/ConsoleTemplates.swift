@@ -145,6 +145,19 @@ enum ConsoleTemplates {
           </form>
           {{/canGrant}}
         </section>
+        {{#canTransfer}}
+        <section class="card">
+          <h2 id="transfers">Move a purchase here</h2>
+          <p class="muted">Moves every transaction of a purchase family (its renewals, its consumable units) from the account that owns it to this one; both accounts' timelines record who moved it and why. A purchase bound to another account's appAccountToken never moves.</p>
+          <form method="post" action="{{transferAction}}" class="grant-form transfer-form">
+            <input type="hidden" name="csrf" value="{{layout.csrf}}">
+            <label>Environment <select name="environment">{{#environmentOptions}}<option>{{value}}</option>{{/environmentOptions}}</select></label>
+            <label>Original transaction id <input type="text" name="originalTransactionId" required maxlength="256" class="mono"></label>
+            <label>Why <input type="text" name="reason" required maxlength="512" placeholder="support ticket, new account…"></label>
+            <button type="submit">Move here</button>
+          </form>
+        </section>
+        {{/canTransfer}}
         {{^hasOwned}}<p class="alert neutral" role="status">No purchase recorded for this account.</p>{{/hasOwned}}
         {{#hasOwned}}
         <section class="card">

@@ -89,12 +89,26 @@ enum ConsoleViews {
             details.append("entitlement \(grant.entitlement) until \(time(grant.expiresAt))")
             details.append("“\(abbreviated(grant.reason, keep: 60))”\(grant.actor.map { " by \($0)" } ?? "")")
         }
+        if let transfer = event.transfer {
+            details.append(transfer.direction == .outgoing ? "to account \(abbreviated(transfer.to.rawValue, keep: 24))" : "from account \(abbreviated(transfer.from.rawValue, keep: 24))")
+            if let reason = transfer.reason {
+                details.append("“\(abbreviated(reason, keep: 60))”\(transfer.actor.map { " by \($0)" } ?? "")")
+            } else {
+                details.append("restored by the account it moved to")
+            }
+        }
+        if let support = event.support {
+            details.append("\(support.days.map { "\($0) days" } ?? "extended"), reason \(support.reason)\(support.actor.map { " by \($0)" } ?? "")")
+            if let date = support.effectiveDate { details.append("renews \(time(date))") }
+        }
         if event.source == LedgerEvent.timeSource {
             details.append("as time passed, at \(time(event.occurredAt))")
         } else {
             details.append("via \(event.source)")
         }
-        let link = event.environment.flatMap { environment in event.transactionId.map { transactionLink(environment, $0) } }
+        // A move names its family, not a transaction: it links the family's original transaction.
+        let linked = event.transactionId ?? (event.type == .purchaseTransferred ? event.originalTransactionId : nil)
+        let link = event.environment.flatMap { environment in linked.map { transactionLink(environment, $0) } }
         return TimelineEntry(
             sequence: event.sequence,
             time: time(event.recordedAt),
@@ -105,7 +119,7 @@ enum ConsoleViews {
             entitled: event.entitlement.map { $0.isEntitled ? "entitled" : "not entitled" },
             tone: tone,
             transactionLink: link,
-            transactionLabel: event.transactionId
+            transactionLabel: linked
         )
     }
 
@@ -126,6 +140,15 @@ enum ConsoleViews {
         case .grantCreated: return ("Granted by hand", "good")
         case .grantRevoked: return ("Grant revoked", "bad")
         case .grantExpired: return ("Grant ended", "warn")
+        case .purchaseTransferred:
+            return event.transfer?.direction == .outgoing ? ("Purchase moved to another account", "warn") : ("Purchase moved here", "good")
+        case .subscriptionExtended: return ("Renewal date extended by support", "good")
+        case .entitlementChanged:
+            guard let change = event.change else { return ("Entitlement changed", "neutral") }
+            if change.after.isActive {
+                return (change.before?.isActive == true ? "Entitlement extended" : "Entitlement active", "good")
+            }
+            return ("Entitlement ended", "warn")
         default: return (event.type.rawValue, "neutral")
         }
     }

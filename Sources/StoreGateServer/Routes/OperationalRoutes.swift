@@ -128,6 +128,7 @@ extension Endpoints {
     /// Every API route, feature by feature: the one list the router, the 405 answers and the
     /// OpenAPI check read.
     var routes: [Route] {
-        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + eventRoutes + analyticsRoutes + webhookRoutes + syncRoutes + legacyRoutes + operationalRoutes
+        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + transferRoutes + offerRoutes + extensionRoutes + eventRoutes + analyticsRoutes
+            + webhookRoutes + syncRoutes + legacyRoutes + operationalRoutes
     }
 }

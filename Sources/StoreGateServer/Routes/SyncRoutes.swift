@@ -12,6 +12,9 @@ struct SyncStatusReply: JSONWritable {
     let statuses: [NotificationSyncStatus]
     let consumptionAnswered: Bool
     let consumption: ConsumptionResponder.Summary
+    let finishTransactions: Bool
+    let accountLinking: Bool
+    let actions: TransactionActions.Progress?
     let now: Date
 
     func write(to json: inout JSONWriter) {
@@ -48,6 +51,37 @@ struct SyncStatusReply: JSONWritable {
                 json.member("failed", Int64(consumption[.failed]))
                 json.member("lastErrorTransactionId", consumption.lastErrorTransactionId)
                 json.member("lastError", consumption.lastError)
+                json.member("adjusted", consumption.adjusted)
+                json.member("lastAdjustmentTransactionId", consumption.lastAdjustmentTransactionId)
+                json.member("lastAdjustment", consumption.lastAdjustment)
+                json.key("recent")
+                json.array(consumption.recent) { json, request in
+                    json.object { json in
+                        json.member("transactionId", request.transactionId)
+                        json.member("environment", request.environment)
+                        json.member("state", request.state.rawValue)
+                        json.member("requestedAt", request.requestedAt)
+                        json.member("attempts", request.attempts)
+                        json.member("deliveryStatus", request.deliveryStatus)
+                        json.member("consumptionPercentage", request.consumptionPercentage)
+                        json.member("refundPreference", request.refundPreference)
+                        json.member("preferenceSource", request.preferenceSource)
+                        json.member("adjustment", request.adjustment)
+                        json.member("lastError", request.lastError)
+                    }
+                }
+            }
+            json.key("transactionActions")
+            json.object { json in
+                json.member("finishTransactions", finishTransactions)
+                json.member("accountLinking", accountLinking)
+                json.member("finished", actions?.finished ?? 0)
+                json.member("linked", actions?.linked ?? 0)
+                json.member("failed", actions?.failed ?? 0)
+                json.member("eventSequence", actions?.sequence)
+                json.member("lastActionAt", actions?.lastActionAt)
+                json.member("lastErrorTransactionId", actions?.lastErrorTransactionId)
+                json.member("lastError", actions?.lastError)
             }
         }
     }
@@ -59,15 +93,19 @@ extension Endpoints {
     @Sendable func readSyncStatus(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
         var statuses: [NotificationSyncStatus] = []
         var consumption = ConsumptionResponder.Summary()
+        var actions: TransactionActions.Progress?
         do throws(LedgerError) {
             statuses = try await AppStoreSyncService.statuses(of: ledger, at: now())
             consumption = try await ConsumptionResponder.summary(of: ledger)
+            actions = try await TransactionActions.progress(in: ledger)
         } catch {
             throw APIError.ledger(error, logger: context.logger)
         }
         return JSONReply.response(SyncStatusReply(
             enabled: configuration.isSyncConfigured, interval: Int64(configuration.syncSettings.interval.components.seconds),
-            statuses: statuses, consumptionAnswered: appStore?.consumption != nil, consumption: consumption, now: now()
+            statuses: statuses, consumptionAnswered: appStore?.consumption != nil, consumption: consumption,
+            finishTransactions: appStore != nil && configuration.finishTransactions, accountLinking: appStore != nil && configuration.accountLinking,
+            actions: actions, now: now()
         ))
     }
 }

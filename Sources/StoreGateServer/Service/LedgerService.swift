@@ -74,6 +74,7 @@ public enum LedgerOpener {
         let ledgerConfiguration = LedgerConfiguration(
             catalog: configuration.catalog,
             accountTokenPolicy: configuration.accountTokenPolicy,
+            transferPolicy: configuration.transferPolicy,
             encryption: configuration.encryption,
             logger: ledgerLogger
         )

@@ -17,6 +17,8 @@ struct SyncRunner: Service {
     let access: AppStoreAccess
     /// Refreshes an account when a receipt or signed transaction first shows one of its families.
     let firstSight: FirstSightRefresh?
+    /// Finishes granted transactions and links accounts at Apple (when either is on).
+    let transactionActions: TransactionActions?
     let transport: AsyncHTTPClientTransport
     /// Every worker of the sync, behind the application's start gate.
     let workers: WorkerGroup
@@ -67,8 +69,16 @@ struct SyncRunner: Service {
             ? FirstSightRefresh(refresher: refresher, ledger: ledger, holder: holder, logger: syncLogger, now: now)
             : nil
         self.firstSight = firstSight
+        let actionSettings = TransactionActions.Settings(
+            finishTransactions: configuration.finishTransactions, linkAccounts: configuration.accountLinking, accountTokenPolicy: configuration.accountTokenPolicy
+        )
+        let transactionActions = actionSettings.isActive
+            ? TransactionActions(clients: clients, ledger: ledger, settings: actionSettings, holder: holder, metrics: metrics.instrumentFactory, logger: syncLogger, now: now)
+            : nil
+        self.transactionActions = transactionActions
         var workers = service.workers
         if let firstSight { workers.append(firstSight) }
+        if let transactionActions { workers.append(transactionActions) }
         if let consumption { workers.append(consumption) }
         self.workers = WorkerGroup(workers, gate: gate, registry: registry, logger: syncLogger, metrics: metrics.instrumentFactory)
     }
@@ -94,5 +104,11 @@ struct AppStoreAccess: Sendable {
     /// The client of `environment`, if it is accepted.
     func client(_ environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {
         clients.first { $0.environment == environment }
+    }
+
+    /// The client that answers for `environment`'s transactions: its own, or for an opt-in
+    /// anchor's proofs (Test, Xcode) the sandbox's, as the stand-in answers.
+    func serving(_ environment: AppStoreEnvironment) -> AppStoreServerAPIClient? {
+        client(environment) ?? (environment == .test || environment == .xcode ? client(.sandbox) : nil)
     }
 }

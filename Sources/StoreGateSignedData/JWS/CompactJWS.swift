@@ -33,7 +33,7 @@ public struct CompactJWS: Sendable {
     ///
     /// - Parameters:
     ///   - bytes: The serialization, without surrounding whitespace.
-    ///   - limits: ``Limits/maxJWSBytes`` bounds the input.
+    ///   - limits: `Limits.maxJWSBytes` bounds the input.
     /// - Throws: ``SignedDataError`` in the `input` or `structure` step.
     public init(bytes: [UInt8], limits: Limits = .default) throws(SignedDataError) {
         try self.init(bytes: bytes, limits: limits, headers: nil)

@@ -6,7 +6,7 @@ public import StoreGateCore
 ///
 /// `receiptType` is its environment. Every member is optional, as Apple documents them.
 /// Dates are Apple's milliseconds since 1970 (Xcode writes fractional ones and a year-1
-/// `originalPurchaseDate`). Unknown members are ignored; duplicates refused.
+/// `originalPurchaseDate`). Unknown members are kept (``unknownMembers``); duplicates refused.
 public struct AppTransaction: Sendable, Hashable, Encodable {
     /// The server environment that signed the app transaction.
     public var receiptType: AppStoreEnvironment?
@@ -40,6 +40,11 @@ public struct AppTransaction: Sendable, Hashable, Encodable {
     public var requestDate: Date?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     /// Reads a payload from its JSON bytes (not verified: ``SignedDataVerifier`` verifies).
@@ -68,7 +73,7 @@ public struct AppTransaction: Sendable, Hashable, Encodable {
             case "originalPlatform": originalPlatform = try value.enumeration(field)
             case "signedDate": signedDate = try value.date(field)
             case "requestDate": requestDate = try value.date(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -91,5 +96,6 @@ public struct AppTransaction: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(originalPlatform, forKey: "originalPlatform")
         try container.encodeMilliseconds(signedDate, forKey: "signedDate")
         try container.encodeMilliseconds(requestDate, forKey: "requestDate")
+        try container.encodeUnknown(unknownMembers)
     }
 }

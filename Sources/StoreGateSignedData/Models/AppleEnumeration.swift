@@ -5,7 +5,7 @@ import StoreGateCore
 ///
 /// Apple adds values over the years; a value StoreGate does not know is kept as it came, never
 /// dropped and never fatal. Every conforming type is a struct with static constants for the
-/// documented values, like ``StoreGateCore/AppStoreEnvironment``.
+/// documented values, like `AppStoreEnvironment`.
 public protocol AppleEnumeration: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible
 where RawValue: Hashable & Sendable & Codable & CustomStringConvertible {}
 
@@ -64,6 +64,14 @@ struct MemberKey: CodingKey, ExpressibleByStringLiteral {
 }
 
 extension KeyedEncodingContainer where Key == MemberKey {
+    /// Writes the members a model kept without modelling them, after its own, as they came
+    /// (an integer stays an integer, an object keeps its members' order).
+    mutating func encodeUnknown(_ members: JSONObject) throws {
+        for member in members.members {
+            try encode(member.value, forKey: MemberKey(stringValue: member.key))
+        }
+    }
+
     /// Writes a date the way Apple does: milliseconds since 1970 (fractions kept to the microsecond).
     mutating func encodeMilliseconds(_ date: Date?, forKey key: MemberKey) throws {
         guard let date else { return }
@@ -82,7 +90,7 @@ public enum AppleDate {
     /// near today (from about 2033 a fraction read loses its last digit, and the microsecond
     /// would read back as a neighbouring date), and every whole millisecond only up to year
     /// ±140,000. A fraction is written only where the readers take one
-    /// (``fractionsReadBelow``).
+    /// (`fractionsReadBelow`).
     public static func milliseconds(_ date: Date) -> Double {
         // The whole millisecond nearest `date` that reads back as it (Core's search, for the
         // dates beyond year ±140,000 where a Date holds no more than every other millisecond).
@@ -114,7 +122,7 @@ public enum AppleDate {
     /// timestamp at or beyond, where no Apple data has one.
     static let fractionsReadBelow = 9_007_199_254_740.992
 
-    /// Whether the readers take `milliseconds` (a fraction only below ``fractionsReadBelow``)
+    /// Whether the readers take `milliseconds` (a fraction only below `fractionsReadBelow`)
     /// and read it as `date`.
     private static func reads(_ milliseconds: Double, as date: Date) -> Bool {
         (milliseconds.rounded() == milliseconds || milliseconds.magnitude < fractionsReadBelow)

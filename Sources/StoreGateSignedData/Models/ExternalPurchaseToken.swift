@@ -1,5 +1,5 @@
 public import Foundation
-import StoreGateCore
+public import StoreGateCore
 
 /// The `externalPurchaseToken` of an `EXTERNAL_PURCHASE_TOKEN` notification.
 ///
@@ -16,6 +16,11 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Encodable {
     public var bundleId: String?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     init(object: JSONObject, path: String) throws(SignedDataError) {
@@ -26,7 +31,7 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Encodable {
             case "tokenCreationDate": tokenCreationDate = try value.date(field)
             case "appAppleId": appAppleId = try value.int64(field)
             case "bundleId": bundleId = try value.string(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -38,5 +43,6 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Encodable {
         try container.encodeMilliseconds(tokenCreationDate, forKey: "tokenCreationDate")
         try container.encodeIfPresent(appAppleId, forKey: "appAppleId")
         try container.encodeIfPresent(bundleId, forKey: "bundleId")
+        try container.encodeUnknown(unknownMembers)
     }
 }

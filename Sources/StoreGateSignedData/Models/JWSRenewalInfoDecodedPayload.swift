@@ -6,7 +6,7 @@ public import StoreGateCore
 ///
 /// Every member is optional, as Apple documents them. It carries no `bundleId`: a renewal
 /// info is tied to an app only through the notification or API call it came with.
-/// Dates are Apple's milliseconds since 1970. Unknown members are ignored; duplicates refused.
+/// Dates are Apple's milliseconds since 1970. Unknown members are kept (``unknownMembers``); duplicates refused.
 public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
     /// Why the subscription expired.
     public var expirationIntent: ExpirationIntent?
@@ -50,6 +50,10 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
     public var appTransactionId: String?
     /// The duration of the offer, as an ISO 8601 duration.
     public var offerPeriod: String?
+    /// How the subscription is billed when it renews (API 1.21).
+    public var renewalBillingPlanType: BillingPlanType?
+    /// What happens when the subscription's commitment ends (API 1.21).
+    public var commitmentInfo: RenewalCommitmentInfo?
     /// A base64 SHA-384 hash the device uses to check the transaction (StoreKit writes it;
     /// Apple's server libraries do not model it).
     public var deviceVerification: String?
@@ -57,6 +61,11 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
     public var deviceVerificationNonce: String?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     /// Reads a payload from its JSON bytes (not verified: ``SignedDataVerifier`` verifies).
@@ -91,9 +100,14 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
             case "appAccountToken": appAccountToken = try value.uuid(field)
             case "appTransactionId": appTransactionId = try value.string(field)
             case "offerPeriod": offerPeriod = try value.string(field)
+            case "renewalBillingPlanType": renewalBillingPlanType = try value.enumeration(field)
+            case "commitmentInfo":
+                if let nested = try value.object(field) {
+                    commitmentInfo = try RenewalCommitmentInfo(object: nested, path: field + ".")
+                }
             case "deviceVerification": deviceVerification = try value.string(field)
             case "deviceVerificationNonce": deviceVerificationNonce = try value.string(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -122,7 +136,10 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(appAccountToken?.uuidString.lowercased(), forKey: "appAccountToken")
         try container.encodeIfPresent(appTransactionId, forKey: "appTransactionId")
         try container.encodeIfPresent(offerPeriod, forKey: "offerPeriod")
+        try container.encodeIfPresent(renewalBillingPlanType, forKey: "renewalBillingPlanType")
+        try container.encodeIfPresent(commitmentInfo, forKey: "commitmentInfo")
         try container.encodeIfPresent(deviceVerification, forKey: "deviceVerification")
         try container.encodeIfPresent(deviceVerificationNonce, forKey: "deviceVerificationNonce")
+        try container.encodeUnknown(unknownMembers)
     }
 }

@@ -4,9 +4,9 @@ public import StoreGateCore
 /// The payload of a StoreKit 2 signed transaction (`JWSTransactionDecodedPayload`), with
 /// Apple's field names.
 ///
-/// Every member is optional, as Apple documents them; ``VerifiedSignedTransaction/transaction()``
+/// Every member is optional, as Apple documents them; ``VerifiedSignedTransaction/transaction``
 /// requires the ones a ledger needs. Dates are Apple's milliseconds since 1970 (Xcode writes
-/// fractional ones). Members StoreGate does not know are ignored; duplicate members are refused.
+/// fractional ones). Members StoreGate does not know are kept (``unknownMembers``); duplicate members are refused.
 public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
     /// The original transaction identifier of a purchase.
     public var originalTransactionId: String?
@@ -68,6 +68,10 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
     public var revocationType: RevocationType?
     /// The refunded share of a prorated refund, in milli-percent.
     public var revocationPercentage: Int?
+    /// How the subscription's commitment is billed (API 1.21).
+    public var billingPlanType: BillingPlanType?
+    /// The commitment this transaction belongs to (API 1.21).
+    public var commitmentInfo: TransactionCommitmentInfo?
     /// A base64 SHA-384 hash the device uses to check the transaction (StoreKit writes it;
     /// Apple's server libraries do not model it).
     public var deviceVerification: String?
@@ -75,6 +79,11 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
     public var deviceVerificationNonce: String?
 
     /// Creates an empty payload; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     /// Reads a payload from its JSON bytes (not verified: ``SignedDataVerifier`` verifies).
@@ -118,9 +127,14 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
             case "offerPeriod": offerPeriod = try value.string(field)
             case "revocationType": revocationType = try value.enumeration(field)
             case "revocationPercentage": revocationPercentage = try value.int(field)
+            case "billingPlanType": billingPlanType = try value.enumeration(field)
+            case "commitmentInfo":
+                if let nested = try value.object(field) {
+                    commitmentInfo = try TransactionCommitmentInfo(object: nested, path: field + ".")
+                }
             case "deviceVerification": deviceVerification = try value.string(field)
             case "deviceVerificationNonce": deviceVerificationNonce = try value.string(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -158,7 +172,10 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(offerPeriod, forKey: "offerPeriod")
         try container.encodeIfPresent(revocationType, forKey: "revocationType")
         try container.encodeIfPresent(revocationPercentage, forKey: "revocationPercentage")
+        try container.encodeIfPresent(billingPlanType, forKey: "billingPlanType")
+        try container.encodeIfPresent(commitmentInfo, forKey: "commitmentInfo")
         try container.encodeIfPresent(deviceVerification, forKey: "deviceVerification")
         try container.encodeIfPresent(deviceVerificationNonce, forKey: "deviceVerificationNonce")
+        try container.encodeUnknown(unknownMembers)
     }
 }

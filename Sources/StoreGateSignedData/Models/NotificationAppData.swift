@@ -14,6 +14,11 @@ public struct NotificationAppData: Sendable, Hashable, Encodable {
     public var signedAppTransactionInfo: String?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     init(object: JSONObject, path: String) throws(SignedDataError) {
@@ -24,7 +29,7 @@ public struct NotificationAppData: Sendable, Hashable, Encodable {
             case "bundleId": bundleId = try value.string(field)
             case "environment": environment = try value.enumeration(field)
             case "signedAppTransactionInfo": signedAppTransactionInfo = try value.string(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -36,5 +41,6 @@ public struct NotificationAppData: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(bundleId, forKey: "bundleId")
         try container.encodeIfPresent(environment, forKey: "environment")
         try container.encodeIfPresent(signedAppTransactionInfo, forKey: "signedAppTransactionInfo")
+        try container.encodeUnknown(unknownMembers)
     }
 }

@@ -25,6 +25,11 @@ public struct NotificationData: Sendable, Hashable, Encodable {
     public var consumptionRequestReason: ConsumptionRequestReason?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     init(object: JSONObject, path: String) throws(SignedDataError) {
@@ -39,7 +44,7 @@ public struct NotificationData: Sendable, Hashable, Encodable {
             case "signedRenewalInfo": signedRenewalInfo = try value.string(field)
             case "status": status = try value.enumeration(field)
             case "consumptionRequestReason": consumptionRequestReason = try value.enumeration(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -55,5 +60,6 @@ public struct NotificationData: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(signedRenewalInfo, forKey: "signedRenewalInfo")
         try container.encodeIfPresent(status, forKey: "status")
         try container.encodeIfPresent(consumptionRequestReason, forKey: "consumptionRequestReason")
+        try container.encodeUnknown(unknownMembers)
     }
 }

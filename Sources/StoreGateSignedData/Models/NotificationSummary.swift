@@ -22,6 +22,11 @@ public struct NotificationSummary: Sendable, Hashable, Encodable {
     public var failedCount: Int64?
 
     /// Creates an empty value; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     init(object: JSONObject, path: String) throws(SignedDataError) {
@@ -36,7 +41,7 @@ public struct NotificationSummary: Sendable, Hashable, Encodable {
             case "storefrontCountryCodes": storefrontCountryCodes = try value.stringArray(field)
             case "succeededCount": succeededCount = try value.int64(field)
             case "failedCount": failedCount = try value.int64(field)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -52,5 +57,6 @@ public struct NotificationSummary: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(storefrontCountryCodes, forKey: "storefrontCountryCodes")
         try container.encodeIfPresent(succeededCount, forKey: "succeededCount")
         try container.encodeIfPresent(failedCount, forKey: "failedCount")
+        try container.encodeUnknown(unknownMembers)
     }
 }

@@ -6,7 +6,7 @@ public import StoreGateCore
 ///
 /// Exactly one of ``data``, ``summary``, ``externalPurchaseToken`` and ``appData`` names the
 /// app and the environment. The signed transaction and renewal info inside ``data`` stay
-/// compact JWS strings here; ``SignedDataVerifier/verifyNotification(_:)`` verifies them too.
+/// compact JWS strings here; ``SignedDataVerifier/verifyNotification(_:expecting:)`` verifies them too.
 public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
     /// What happened (`DID_RENEW`, `REFUND`, `TEST`, …).
     public var notificationType: NotificationTypeV2?
@@ -28,6 +28,11 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
     public var signedDate: Date?
 
     /// Creates an empty payload; every member absent.
+    /// The members StoreGate does not model (yet), in Apple's order with the values Apple
+    /// wrote: kept so that `inspect`, `verify --json`, the console and the service's replies
+    /// show what Apple added since, instead of dropping it.
+    public var unknownMembers = JSONObject(members: [])
+
     public init() {}
 
     /// Reads a payload from its JSON bytes (not verified: ``SignedDataVerifier`` verifies).
@@ -61,7 +66,7 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
                 }
             case "version": version = try value.string(key)
             case "signedDate": signedDate = try value.date(key)
-            default: continue
+            default: unknownMembers.members.append((key, value))
             }
         }
     }
@@ -97,5 +102,6 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(appData, forKey: "appData")
         try container.encodeIfPresent(version, forKey: "version")
         try container.encodeMilliseconds(signedDate, forKey: "signedDate")
+        try container.encodeUnknown(unknownMembers)
     }
 }

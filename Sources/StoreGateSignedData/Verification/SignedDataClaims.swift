@@ -60,9 +60,9 @@ public struct SignedDataClaims: Sendable {
         }
     }
 
-    /// What it is: ``StoreGateCore/ProofKind/signedTransaction``,
-    /// ``StoreGateCore/ProofKind/signedRenewalInfo``, ``StoreGateCore/ProofKind/appTransaction``
-    /// or ``StoreGateCore/ProofKind/notification``.
+    /// What it is: `ProofKind.signedTransaction`,
+    /// `ProofKind.signedRenewalInfo`, `ProofKind.appTransaction`
+    /// or `ProofKind.notification`.
     public let kind: ProofKind
     /// The bundle id it names; always `nil` for a renewal info.
     public let bundleId: String?

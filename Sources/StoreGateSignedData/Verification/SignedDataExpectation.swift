@@ -11,7 +11,7 @@ public import StoreGateCore
 /// The first failure is the verdict; ``SignedDataVerificationReport/checks`` lists every result.
 ///
 /// A check the caller did not ask for, or one that does not apply to the kind, answers
-/// ``StoreGateCore/ExpectationResult/notChecked(_:)``, never an error. A caller's own check
+/// `ExpectationResult.notChecked(_:)`, never an error. A caller's own check
 /// that fails typically answers ``SignedDataError/Code/expectationNotMet`` with its name as
 /// the field:
 ///

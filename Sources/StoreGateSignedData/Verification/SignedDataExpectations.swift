@@ -7,7 +7,7 @@ public import StoreGateCore
 /// 1. ``BundleId``: ``bundleId`` must equal the payload's `bundleId` (transactions, app
 ///    transactions, notifications; a renewal info carries none and is not checked).
 /// 2. ``Environment``: the environment StoreGate reports (see
-///    ``StoreGateCore/ValidatedSigner/reportedEnvironment(claimed:)``) must be one of
+///    `ValidatedSigner.reportedEnvironment(claimed:)`) must be one of
 ///    ``environments``: data verified by an opt-in anchor reports `Xcode` or `Test`, never
 ///    `Production` or `Sandbox`.
 /// 3. ``AppAppleId``: a notification or app transaction that claims `Production` names the
@@ -28,7 +28,7 @@ public import StoreGateCore
 public struct SignedDataExpectations: Sendable {
     /// The app's bundle identifier, compared exactly.
     public var bundleId: String
-    /// The environments accepted; ``StoreGateCore/AppStoreEnvironment/defaultAccepted`` by default.
+    /// The environments accepted; `AppStoreEnvironment.defaultAccepted` by default.
     public var environments: Set<AppStoreEnvironment>
     /// The app's App Store identifier (`appAppleId`); required for production notifications
     /// and app transactions.

@@ -5,7 +5,7 @@ import X509
 /// Every step of verifying one JWS, with what each step checked: what `storegate verify`
 /// prints, and the JWS counterpart of receipts' report.
 ///
-/// Only ``SignedDataVerifier/report(bytes:as:)`` makes one. ``isValid`` is the verifier's
+/// Only ``SignedDataVerifier/report(bytes:as:expecting:)`` makes one. ``isValid`` is the verifier's
 /// verdict; ``payload`` is the decoded payload whenever it decodes, verified only when
 /// ``isValid`` is `true`.
 public struct SignedDataVerificationReport: Sendable {

@@ -22,7 +22,7 @@ public struct VerifiedSignedAppTransaction: Sendable {
         self.rawJWS = rawJWS
     }
 
-    /// The proof in the ledger's shape: kind ``StoreGateCore/ProofKind/appTransaction``, no
+    /// The proof in the ledger's shape: kind `ProofKind.appTransaction`, no
     /// in-app transactions, dated by ``SignedDataDetails/signingTime``.
     public var proof: VerifiedProof {
         VerifiedProof(

@@ -13,7 +13,7 @@ public struct VerifiedSignedTransaction: Sendable {
     public let details: SignedDataDetails
     /// The transaction in the ledger's shape.
     public let transaction: VerifiedTransaction
-    /// The renewal info verified with it (``SignedDataVerifier/verifyTransaction(_:renewalInfo:)``):
+    /// The renewal info verified with it (``SignedDataVerifier/verifyTransaction(_:renewalInfo:expecting:)``):
     /// the same subscription and environment.
     public let renewalInfo: VerifiedSignedRenewalInfo?
     /// The JWS exactly as received, for encrypted storage; never log it.
@@ -23,7 +23,7 @@ public struct VerifiedSignedTransaction: Sendable {
     public var environment: AppStoreEnvironment { details.environment }
 
     /// The whole proof in the ledger's shape: the transaction and its renewal info, kind
-    /// ``StoreGateCore/ProofKind/signedTransaction``.
+    /// `ProofKind.signedTransaction`.
     public var proof: VerifiedProof {
         VerifiedProof(
             kind: .signedTransaction,

@@ -77,4 +77,45 @@ enum ServerAPIWire {
         let signedPayload: String?
         let sendAttempts: [SendAttemptItem]?
     }
+
+    struct AppTransactionInfoResponse: Decodable {
+        let signedAppTransactionInfo: String?
+    }
+
+    struct UpdateAppAccountTokenRequest: Encodable {
+        let appAccountToken: String
+    }
+
+    struct ExtendRenewalDateRequest: Encodable {
+        let extendByDays: Int
+        let extendReasonCode: Int
+        let requestIdentifier: String
+    }
+
+    struct ExtendRenewalDateResponse: Decodable {
+        let originalTransactionId: String?
+        let webOrderLineItemId: String?
+        let success: Bool?
+        let effectiveDate: Int64?
+    }
+
+    struct MassExtendRenewalDateRequest: Encodable {
+        let extendByDays: Int
+        let extendReasonCode: Int
+        let requestIdentifier: String
+        let productId: String
+        let storefrontCountryCodes: [String]?
+    }
+
+    struct MassExtendRenewalDateResponse: Decodable {
+        let requestIdentifier: String?
+    }
+
+    struct MassExtendRenewalDateStatusResponse: Decodable {
+        let requestIdentifier: String?
+        let complete: Bool?
+        let completeDate: Int64?
+        let succeededCount: Int64?
+        let failedCount: Int64?
+    }
 }
