@@ -295,7 +295,18 @@ enum PostgresSchema {
     /// Applies the missing migrations under the advisory lock.
     ///
     /// - Throws: ``LedgerError/Code/schemaTooNew`` or ``LedgerError/Code/migration``.
-    static func migrate(_ connection: PostgresConnection, logger: Logger, now: Int64) async throws {
+    ///
+    /// Every known migration the database has not recorded is applied, in order — not only
+    /// those above the highest recorded: a version merged after a higher one (live admin's 13
+    /// after money facts' 14) still reaches a database already at the higher one. Such a
+    /// migration must not depend on the higher ones being absent.
+    ///
+    /// - Parameters:
+    ///   - version: the last migration to apply (tests build older databases); all by default.
+    ///   - known: the migrations this StoreGate knows (tests add one).
+    static func migrate(
+        _ connection: PostgresConnection, logger: Logger, now: Int64, through version: Int? = nil, known: [Migration] = migrations
+    ) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
         try await connection.query("""
             CREATE TABLE IF NOT EXISTS ledger_migrations (
@@ -304,15 +315,16 @@ enum PostgresSchema {
                 applied_at BIGINT NOT NULL
             )
             """, logger: logger)
-        var current: Int64 = 0
-        for try await (version) in try await connection.query("SELECT COALESCE(MAX(version), 0)::BIGINT FROM ledger_migrations", logger: logger).decode(Int64.self) {
-            current = version
+        var applied: Set<Int64> = []
+        for try await (recorded) in try await connection.query("SELECT version FROM ledger_migrations", logger: logger).decode(Int64.self) {
+            applied.insert(recorded)
         }
-        let latest = migrations.last?.version ?? 0
+        let current = applied.max() ?? 0
+        let latest = known.last?.version ?? 0
         guard current <= latest else {
             throw LedgerError(.schemaTooNew, reason: "the database has schema version \(current); this StoreGate knows up to \(latest)")
         }
-        for migration in migrations where migration.version > current {
+        for migration in known where !applied.contains(Int64(migration.version)) && migration.version <= (version ?? latest) {
             do {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

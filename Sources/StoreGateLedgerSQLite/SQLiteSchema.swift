@@ -409,8 +409,17 @@ enum SQLiteSchema {
     /// - Throws: ``LedgerError/Code/schemaTooNew`` when the file was migrated by a newer
     ///   StoreGate; ``LedgerError/Code/migration`` when a migration fails.
     ///
-    /// - Parameter version: the last migration to apply (tests build older files); all by default.
-    static func migrate(_ connection: SQLiteConnection, now: Int64, through version: Int? = nil) throws(LedgerError) {
+    /// Every known migration the file has not recorded is applied, in order — not only those
+    /// above the highest recorded: a version merged after a higher one (live admin's 13 after
+    /// money facts' 14) still reaches a file already at the higher one. Such a migration must
+    /// not depend on the higher ones being absent.
+    ///
+    /// - Parameters:
+    ///   - version: the last migration to apply (tests build older files); all by default.
+    ///   - known: the migrations this StoreGate knows (tests add one).
+    static func migrate(
+        _ connection: SQLiteConnection, now: Int64, through version: Int? = nil, known: [Migration] = migrations
+    ) throws(LedgerError) {
         try connection.transaction(immediate: true) { () throws(LedgerError) in
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS ledger_migrations (
@@ -419,15 +428,16 @@ enum SQLiteSchema {
                     applied_at INTEGER NOT NULL
                 )
                 """)
-            var current: Int64 = 0
-            try connection.query("SELECT COALESCE(MAX(version), 0) FROM ledger_migrations") { row throws(LedgerError) in
-                current = row.integer(0)
+            var applied: Set<Int64> = []
+            try connection.query("SELECT version FROM ledger_migrations") { row throws(LedgerError) in
+                applied.insert(row.integer(0))
             }
-            let latest = migrations.last?.version ?? 0
+            let current = applied.max() ?? 0
+            let latest = known.last?.version ?? 0
             guard current <= latest else {
                 throw LedgerError(.schemaTooNew, reason: "the database has schema version \(current); this StoreGate knows up to \(latest)")
             }
-            for migration in migrations where migration.version > current && migration.version <= (version ?? latest) {
+            for migration in known where !applied.contains(Int64(migration.version)) && migration.version <= (version ?? latest) {
                 do throws(LedgerError) {
                     for statement in migration.statements { try connection.execute(statement) }
                 } catch {
