@@ -6,7 +6,7 @@ import Testing
 @testable import StoreGateLedgerSQLite
 
 /// Migration 12 (transfers) on a file main's StoreGate left at schema 11: version 10 is never
-/// used, so such a file takes migration 12 and nothing else, and its purchases can move.
+/// used, so such a file takes migration 12 (and money facts' 14), and its purchases can move.
 @Suite("SQLite migration 12: transfers on a file at schema 11")
 struct SQLiteMigration12Tests {
     static func versions(_ path: String) throws -> [Int64] {
@@ -17,7 +17,7 @@ struct SQLiteMigration12Tests {
         return versions
     }
 
-    @Test("a file at schema 11 holding a purchase migrates to 12 only, and the purchase then moves under the transfer policy")
+    @Test("a file at schema 11 holding a purchase migrates to 12 (and 14), and the purchase then moves under the transfer policy")
     func fromEleven() async throws {
         let path = try SQLiteWriterTests.temporaryPath()
         let alice = Purchases.account("alice"), bob = Purchases.account("bob")
@@ -25,18 +25,28 @@ struct SQLiteMigration12Tests {
             let connection = try SQLiteConnection(path: path, create: true, busyTimeoutMilliseconds: 5000)
             defer { connection.close() }
             try SQLiteSchema.migrate(connection, now: 0, through: 11)
-            // Recorded as schema 11 recorded it: the planner's write without a move.
+            // Recorded as schema 11 recorded it: the planner's write without a move. Today's
+            // statements read and write schema 14's money columns: they are added for the write
+            // and dropped again, leaving the table as schema 11 left it; no rollups (no table).
+            let money = ["money_known INTEGER NOT NULL DEFAULT 0", "price", "currency", "storefront", "offer_type", "offer_identifier",
+                         "offer_period", "offer_discount_type", "transaction_reason"]
+            for column in money { try connection.execute("ALTER TABLE ledger_transactions ADD COLUMN \(column)") }
             let planner = LedgerPlanner(configuration: LedgerConfiguration())
             let prepared = try planner.prepare(Purchases.proof(Purchases.nonConsumable("n1")), for: alice, receivedAt: Purchases.t0)
             try connection.transaction(immediate: true) { () throws(LedgerError) in
                 let state = try SQLiteLedger.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                try SQLiteLedger.apply(try planner.plan(prepared, state: state).0, at: Purchases.t0, connection)
+                var plan = try planner.plan(prepared, state: state).0
+                plan.rollupDeltas = []
+                try SQLiteLedger.apply(plan, at: Purchases.t0, connection)
+            }
+            for column in money {
+                try connection.execute("ALTER TABLE ledger_transactions DROP COLUMN \(column.prefix { $0 != " " })")
             }
         }
         #expect(try Self.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
 
         let ledger = try SQLiteLedger(path: path, configuration: LedgerConfiguration(transferPolicy: .transfer, now: { Purchases.t0 }))
-        #expect(try Self.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12], "only the transfers migration, 10 never used")
+        #expect(try Self.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14], "transfers, then money facts; 10 never used, 13 is live admin's")
         #expect(try await ledger.entitlements(for: alice, at: Purchases.t0).ownedNonConsumables == ["pro.lifetime"])
         let outcome = try await ledger.record(Purchases.proof([Purchases.nonConsumable("n1")], kind: .appReceipt), for: bob)
         #expect(outcome.transferredOriginalTransactionIds == ["n1"])

@@ -15,7 +15,9 @@ import Testing
 /// while schema 12's `ledger_apply_v5` stays as it was.
 @Suite("PostgreSQL migration 14: money facts on a ledger at schema 12")
 struct PostgresMigration14Tests {
-    static let bob = try! AccountID("bob")  // swiftlint:disable:this force_try
+    static var bob: AccountID {
+        get throws { try AccountID("bob") }
+    }
 
     /// Records `proof` as a schema 12 StoreGate did: the planner's plan for a new purchase,
     /// written by `ledger_apply_v5` (which reads neither the money members nor the rollups).
@@ -58,7 +60,7 @@ struct PostgresMigration14Tests {
 
         let old = try await PostgresLedger.connect(
             url: url, configuration: configuration, maximumConnections: 2, operationTimeout: nil, migratingThrough: 12)
-        let versionsSQL = "SELECT version::text FROM ledger_migrations ORDER BY version"
+        let versionsSQL = "SELECT m.version::text FROM ledger_migrations m ORDER BY m.version"
         #expect(try await Self.texts(versionsSQL, in: old) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "11", "12"])
         #expect(try await Self.texts("SELECT proname::text FROM pg_proc WHERE proname = 'ledger_apply_v6'", in: old).isEmpty)
         var payload = JWSPayloads.transaction(transactionId: "t1", originalTransactionId: "t1", productId: "com.example.storegate.monthly")

@@ -198,7 +198,7 @@ package struct LedgerPlanner: Sendable {
             (money.currency, "currency"), (money.storefront, "storefront"), (money.offerIdentifier, "offerIdentifier"),
             (money.offerPeriod, "offerPeriod"), (money.offerDiscountType, "offerDiscountType"), (money.transactionReason, "transactionReason"),
         ]
-        for case let (text?, field) in texts {
+        for case (let text?, let field) in texts {
             try checkIdentifier(text, field, transactionId: transactionId)
         }
         return money
