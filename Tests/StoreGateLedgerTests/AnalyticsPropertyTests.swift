@@ -7,10 +7,12 @@ import Testing
 extension LedgerTests {
     /// Issue 29: the rollups kept incrementally, in each change's transaction, equal a full
     /// recomputation from the raw transactions after any story — purchases, renewals, trials,
-    /// upgrades, refunds and their reversals, renewal infos, filled money facts — on every backend.
+    /// upgrades, refunds and their reversals, renewal infos, filled money facts, families moved
+    /// between accounts by support — on every backend.
     @Suite("Analytics: incremental rollups equal a rebuild")
     struct AnalyticsProperties {
         static let alice = Purchases.account("alice")
+        static let bob = Purchases.account("bob")
         static let day: Double = 86_400
 
         static func at(_ days: Double) -> Date { Date(timeIntervalSince1970: 1_767_268_800 + days * day) }
@@ -49,6 +51,8 @@ extension LedgerTests {
             case record(VerifiedTransaction)
             case notify(VerifiedNotification)
             case fill(String, MoneyFacts)
+            /// Support moves family `f<n>` to its other account (alice ⇄ bob).
+            case transfer(Int, Date)
 
             init(_ code: Int) {
                 let rest = code / 5
@@ -69,6 +73,8 @@ extension LedgerTests {
                         "n-\(code)", type: "DID_CHANGE_RENEWAL_STATUS", signed: at(Double(variant % 200)),
                         renewal: AnalyticsProperties.renewal(family: family, code: variant)
                     ))
+                case 4 where variant % 4 == 0:
+                    self = .transfer(family, at(Double(index * 30 + 2)))
                 default:
                     let money = AnalyticsProperties.variants[1 + variant % (AnalyticsProperties.variants.count - 1)] ?? MoneyFacts()
                     self = .fill("f\(family)-\(index)", money)
@@ -88,14 +94,29 @@ extension LedgerTests {
         func incrementalEqualsRebuild(backend: LedgerBackend) async {
             await propertyCheck(count: Self.checks(for: backend), input: Gen.int(in: 0...99_999).array(of: 1...25)) { codes in
                 try await backend.withLedger { ledger async throws in
+                    var owners: [String: AccountID] = [:]
                     for operation in codes.map(Operation.init) {
                         switch operation {
                         case .record(let transaction):
-                            try await ledger.record(Purchases.proof([transaction], kind: transaction.source), for: Self.alice)
+                            // Recorded for the family's owner: another account would be refused.
+                            let owner = owners[transaction.originalTransactionId] ?? Self.alice
+                            try await ledger.record(Purchases.proof([transaction], kind: transaction.source), for: owner)
                         case .notify(let notification):
                             try await ledger.apply(notification)
                         case .fill(let id, let money):
                             try await ledger.fillMoneyFacts(money, of: id, in: .production)
+                        case .transfer(let family, let date):
+                            let id = "f\(family)"
+                            let target = owners[id] == Self.bob ? Self.alice : Self.bob
+                            do throws(LedgerError) {
+                                let moved = try await ledger.transfer(TransferRequest(
+                                    environment: .production, originalTransactionId: id, account: target, reason: "story",
+                                    transferredBy: "test", date: date))
+                                #expect(moved.isMoved, "codes \(codes)")
+                                owners[id] = target
+                            } catch where error.code == .purchaseNotFound {
+                                // Nothing recorded in the family yet: nothing to move.
+                            }
                         }
                     }
                     let incremental = try await AnalyticsStory.allRollups(ledger)
