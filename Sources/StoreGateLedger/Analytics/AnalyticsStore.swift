@@ -2,7 +2,7 @@ public import Foundation
 public import StoreGateCore
 
 /// The daily analytics rollups a ledger keeps in step with its transactions
-/// (``FamilyRollup``): read by the metrics (``AnalyticsCalculator``), and rebuilt from the raw
+/// (`FamilyRollup`): read by the metrics (``AnalyticsCalculator``), and rebuilt from the raw
 /// transactions by `storegate analytics rebuild`. Every backend has it (``Ledger`` refines it).
 public protocol AnalyticsStore: Sendable {
     /// The stored rollups of `measures` in `environment` from day `from` (every earlier day

@@ -49,7 +49,7 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
     public var proofDigest: ProofDigest?
     /// Price, currency, storefront and offer, from the first signed transaction that stated
     /// them; `nil` while only an app receipt has shown the transaction (its price is unknown,
-    /// never guessed, until Apple's history is read: ``MoneyFacts``).
+    /// never guessed, until Apple's history is read: `MoneyFacts`).
     public var money: MoneyFacts?
 
     /// The kind of period this transaction paid for, from its offer; `nil` while its money
