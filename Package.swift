@@ -200,6 +200,7 @@ let package = Package(
                 "StoreGateCore",
                 "StoreGateLedger",
                 "StoreGateAppStoreClient",
+                "StoreGateSignedData",
                 "StoreGateWorkers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

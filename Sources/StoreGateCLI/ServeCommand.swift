@@ -63,6 +63,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("consumption"), help: "off or consented: answer Apple's consumption requests, stating the customers' consent the app collected (STOREGATE_CONSUMPTION; default off).") var consumption: String?
     @Option(name: .customLong("consumption-sample-content"), help: "on or off: the app offers a free sample or trial before purchase, as told to Apple (STOREGATE_CONSUMPTION_SAMPLE_CONTENT; default off).") var consumptionSampleContent: String?
     @Option(name: .customLong("consumption-refund-preference"), help: "none, decline, grant_full or grant_prorated, as told to Apple (STOREGATE_CONSUMPTION_REFUND_PREFERENCE; default none).") var consumptionRefundPreference: String?
+    @Option(name: .customLong("commission"), help: "Apple's commission for estimated proceeds: standard (30), small-business (15) or a percentage, then product=percent exceptions, comma-separated (STOREGATE_COMMISSION; default standard).") var commission: String?
+    @Option(name: .customLong("fx-rates-file"), help: "JSON exchange rates for analytics totals in one reporting currency (STOREGATE_FX_RATES_FILE; docs/analytics.md).") var fxRatesFile: String?
     @Option(name: .customLong("consumption-refund-policy"), help: "Rules choosing the refund preference per request, first match wins, e.g. 'consumed>=80%:decline; age<7d:grant_full; *:grant_prorated' (STOREGATE_CONSUMPTION_REFUND_POLICY; see docs/consumption.md).") var consumptionRefundPolicy: String?
     @Option(name: .customLong("sync-start"), help: "Where the first sync starts, e.g. 2026-06-01 (STOREGATE_SYNC_START; default 180 days back).") var syncStart: String?
 
@@ -86,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
             .appStoreAPIURLProduction: appStoreAPIURLProduction, .appStoreAPIURLSandbox: appStoreAPIURLSandbox, .sync: sync, .syncInterval: syncIntervalSeconds,
             .syncLookBack: syncLookBackSeconds, .syncStart: syncStart, .refreshInterval: refreshIntervalSeconds,
             .refreshOnFirstSight: refreshOnFirstSight, .consumption: consumption, .consumptionSampleContent: consumptionSampleContent,
-            .consumptionRefundPreference: consumptionRefundPreference, .consumptionRefundPolicy: consumptionRefundPolicy,
+            .consumptionRefundPreference: consumptionRefundPreference, .consumptionRefundPolicy: consumptionRefundPolicy, .commission: commission, .fxRatesFile: fxRatesFile,
             .webhookAllowPrivate: webhookAllowPrivate, .apiKeyRateLimit: apiKeyRateLimit,
             .finishTransactions: finishTransactions, .accountLinking: accountLinking, .offerKeyId: offerKeyId, .offerPrivateKeyFile: offerPrivateKeyFile, .offerEligibility: offerEligibility,
         ]

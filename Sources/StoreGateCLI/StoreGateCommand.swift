@@ -13,6 +13,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             AppStoreCommand.self,
             WebhookCommand.self,
             SyncCommand.self,
+            AnalyticsCommand.self,
             OffersCommand.self,
             GrantCommand.self,
             KeysCommand.self,

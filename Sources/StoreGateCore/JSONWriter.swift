@@ -225,6 +225,21 @@ package struct JSONWriter {
         }
     }
 
+    /// A finite number in Swift's shortest round-trip form (`12.99`, `1e-05`); `null` when
+    /// not finite, which JSON cannot write.
+    package mutating func number(_ value: Double) {
+        guard value.isFinite else { return null() }
+        separate()
+        bytes.append(contentsOf: Array(String(value).utf8))
+    }
+
+    /// `"name": value`, left out when `nil`.
+    package mutating func member(_ name: StaticString, _ value: Double?) {
+        guard let value else { return }
+        key(name)
+        number(value)
+    }
+
     package mutating func null() {
         separate()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])  // null

@@ -33,6 +33,9 @@ public struct VerifiedTransaction: Sendable, Hashable, Encodable {
     public let signedDate: Date
     /// The proof it came from.
     public let source: ProofKind
+    /// Price, currency, storefront and offer, from a signed transaction; `nil` for an app
+    /// receipt's transaction, which carries none (the price is unknown, never guessed).
+    public let money: MoneyFacts?
 
     package init(
         environment: AppStoreEnvironment,
@@ -52,7 +55,8 @@ public struct VerifiedTransaction: Sendable, Hashable, Encodable {
         appAccountToken: UUID?,
         isUpgraded: Bool,
         signedDate: Date,
-        source: ProofKind
+        source: ProofKind,
+        money: MoneyFacts? = nil
     ) {
         self.environment = environment
         self.bundleId = bundleId
@@ -72,6 +76,7 @@ public struct VerifiedTransaction: Sendable, Hashable, Encodable {
         self.isUpgraded = isUpgraded
         self.signedDate = signedDate
         self.source = source
+        self.money = money
     }
 }
 

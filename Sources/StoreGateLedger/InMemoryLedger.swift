@@ -21,6 +21,8 @@ public actor InMemoryLedger: Ledger {
     private var notificationsByFamily: [FamilyKey: [String]] = [:]
     private var proofs: [ProofDigest: ProofRow] = [:]
     private var balances: [BalanceKey: ConsumableBalance] = [:]
+    /// The daily analytics rollups (``FamilyRollup``), zero ones dropped.
+    var rollupSums: [RollupKey: RollupValue] = [:]
     private var consumptions: [AccountID: [String: ConsumptionRow]] = [:]
     /// The events kept: sequences `prunedThrough + 1`, `+ 2`, … (retention deletes the oldest).
     private var events: [LedgerEvent] = []
@@ -340,6 +342,52 @@ public actor InMemoryLedger: Ledger {
 
     // MARK: Rows
 
+    /// Every transaction key, in order (``TransactionScanning``).
+    func scanKeys() throws(LedgerError) -> [TransactionKey] {
+        try checkOpen()
+        return transactions.keys.sorted()
+    }
+
+    /// The stored row of `key`.
+    func transactionRow(_ key: TransactionKey) -> TransactionRow? {
+        transactions[key]
+    }
+
+    /// Sets the money facts of `key` while they are unknown.
+    func fillMoney(_ money: MoneyFacts, key: TransactionKey) throws(LedgerError) -> Bool {
+        try checkOpen()
+        guard var row = transactions[key], row.value.money == nil else { return false }
+        let before = familyContributions(row.familyKey)
+        row.value.money = money
+        transactions[key] = row
+        for rollup in FamilyRollup.delta(from: before, to: familyContributions(row.familyKey)) {
+            rollupSums[rollup.key, default: RollupValue(count: 0)].add(rollup.value)
+            if rollupSums[rollup.key]?.isZero == true { rollupSums[rollup.key] = nil }
+        }
+        return true
+    }
+
+    /// What one family contributes to the rollups now.
+    func familyContributions(_ key: FamilyKey) -> [RollupKey: RollupValue] {
+        let rows = (transactionsByFamily[key] ?? []).compactMap { transactions[$0]?.value }
+        return FamilyRollup.contributions(rows, renewal: renewals[key])
+    }
+
+    /// The transaction keys of a family.
+    func familyTransactionKeys(_ key: FamilyKey) -> [TransactionKey] {
+        (transactionsByFamily[key] ?? []).sorted()
+    }
+
+    /// The stored renewal info of a family.
+    func renewal(of key: FamilyKey) -> RenewalRow? {
+        renewals[key]
+    }
+
+    /// Every family with transactions (for a rebuild).
+    var familyKeysWithTransactions: [FamilyKey] {
+        transactionsByFamily.filter { !$0.value.isEmpty }.keys.sorted()
+    }
+
     func checkOpen() throws(LedgerError) {
         if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
     }
@@ -347,10 +395,10 @@ public actor InMemoryLedger: Ledger {
     private func state(families keys: [FamilyKey], transactions transactionKeys: [TransactionKey]) -> PlanningState {
         var state = PlanningState()
         for key in keys {
+            state.renewals[key] = renewals[key]
             guard let family = families[key] else { continue }
             state.families[key] = family
             for id in transactionsByFamily[key] ?? [] { state.transactions[id] = transactions[id] }
-            state.renewals[key] = renewals[key]
         }
         for key in transactionKeys { state.transactions[key] = transactions[key] }
         return state
@@ -379,6 +427,10 @@ public actor InMemoryLedger: Ledger {
         for renewal in plan.renewals {
             if let stored = renewals[renewal.key], !renewal.supersedes(stored) { continue }
             renewals[renewal.key] = renewal
+        }
+        for rollup in plan.rollupDeltas {
+            rollupSums[rollup.key, default: RollupValue(count: 0)].add(rollup.value)
+            if rollupSums[rollup.key]?.isZero == true { rollupSums[rollup.key] = nil }
         }
         for delta in plan.balanceDeltas {
             var balance = balances[delta.key] ?? ConsumableBalance(productId: delta.key.productId, purchased: 0, refunded: 0, consumed: 0)

@@ -43,7 +43,7 @@ public import StoreGateCore
 /// service's workers take any ledger as it is.
 ///
 /// All errors thrown are ``LedgerError``.
-public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore, WebhookEndpointStore, APIKeyRecordStore {
+public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore, WebhookEndpointStore, APIKeyRecordStore, TransactionScanning, AnalyticsStore {
     /// The backend's name: `memory`, `sqlite` or `postgres`.
     var backend: String { get }
 

@@ -300,52 +300,57 @@ enum PostgresEvents {
     /// ids, notification uuid)`: the touched families with their revisions, the touched
     /// transactions, every transaction and the renewal info of each touched family, and
     /// whether the notification was taken before.
-    static var load: String {
+    static var load: String { loadFunction(version: 2) }
+
+    /// `ledger_load_v3(…)` (schema 14): version 2 with the transactions' money columns.
+    static var loadWithMoney: String { loadFunction(version: 3) }
+
+    private static func loadFunction(version: Int) -> String {
         """
-        CREATE OR REPLACE FUNCTION ledger_load_v2(text[], text[], text[], text[], text)
-        RETURNS TABLE (\(PostgresFunctions.shapeColumns)) LANGUAGE plpgsql STABLE \(PostgresFunctions.settings) AS $fn$
+        CREATE OR REPLACE FUNCTION ledger_load_v\(version)(text[], text[], text[], text[], text)
+        RETURNS TABLE (\(PostgresFunctions.shapeColumns(money: version >= 3))) LANGUAGE plpgsql STABLE \(PostgresFunctions.settings) AS $fn$
         BEGIN
-            RETURN QUERY \(loadStatement);
+            RETURN QUERY \(loadStatement(money: version >= 3));
         END;
         $fn$
         """
     }
 
-    static let loadStatement = [
+    static func loadStatement(money: Bool) -> String { [
         PostgresLedger.shaped("f", [
             0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id", 10: "f.next_transition_at", 21: "f.revision",
-        ]) + """
+        ], money: money) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_families f1
                 WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id) f ON true
             """,
-        PostgresLedger.shaped("t", PostgresLedger.transactionShape) + """
+        PostgresLedger.shaped("t", PostgresLedger.transactionShape(money: money), money: money) + """
              FROM unnest($3::text[], $4::text[]) AS k(environment, transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_transactions t1
                 WHERE t1.environment = k.environment AND t1.transaction_id = k.transaction_id) t ON true
             """,
-        PostgresLedger.shaped("t", PostgresLedger.transactionShape) + """
+        PostgresLedger.shaped("t", PostgresLedger.transactionShape(money: money), money: money) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_transactions t1
                 WHERE t1.environment = k.environment AND t1.original_transaction_id = k.original_transaction_id) t ON true
             """,
-        PostgresLedger.shaped("r", PostgresLedger.renewalShape) + """
+        PostgresLedger.shaped("r", PostgresLedger.renewalShape, money: money) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_renewals r1
                 WHERE r1.environment = k.environment AND r1.original_transaction_id = k.original_transaction_id) r ON true
             """,
-        PostgresLedger.shaped("n", [1: "n.notification_uuid"]) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
-    ].joined(separator: "\nUNION ALL\n")
+        PostgresLedger.shaped("n", [1: "n.notification_uuid"], money: money) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
+    ].joined(separator: "\nUNION ALL\n") }
 }
 
 enum LoadWithEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_load_v2"
-    static let sql = "SELECT * FROM ledger_load_v2($1, $2, $3, $4, $5)"
+    static let name = "storegate_ledger_load_v3"
+    static let sql = "SELECT * FROM ledger_load_v3($1, $2, $3, $4, $5)"
 }
 
 enum ApplyWithEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_apply_v5"
-    static let sql = "SELECT ledger_apply_v5($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
+    static let name = "storegate_ledger_apply_v6"
+    static let sql = "SELECT ledger_apply_v6($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
 }
 
 enum ConsumeWithEventSQL: LedgerStatementSQL {
@@ -384,10 +389,10 @@ enum TimelineSQL: LedgerStatementSQL {
 }
 
 enum SearchSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_search_v4"
+    static let name = "storegate_ledger_search_v5"
     static var sql: String {
         let environments = BrowsingQuery.environments.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        let select = "SELECT \(PostgresLedger.transactionColumns) FROM ledger_transactions WHERE"
+        let select = "SELECT \(PostgresLedger.transactionSelect) FROM ledger_transactions WHERE"
         return """
             SELECT * FROM (
                 \(select) environment IN (\(environments)) AND transaction_id = $1

@@ -23,29 +23,35 @@ enum PostgresFunctions {
     static let settings = "SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off"
 
     /// The columns of the multi-kind rows the read functions return.
-    static var shapeColumns: String {
-        "kind text, " + PostgresLedger.shapeTypes.enumerated().map { "c\($0.offset) \($0.element)" }.joined(separator: ", ")
+    static func shapeColumns(money: Bool) -> String {
+        let types = money ? PostgresLedger.shapeTypes : PostgresLedger.shapeTypesV1
+        return "kind text, " + types.enumerated().map { "c\($0.offset) \($0.element)" }.joined(separator: ", ")
     }
 
     /// `ledger_load_v1(family environments, family ids, transaction environments, transaction ids, notification uuid)`.
     static var load: String {
         """
         CREATE OR REPLACE FUNCTION ledger_load_v1(text[], text[], text[], text[], text)
-        RETURNS TABLE (\(shapeColumns)) LANGUAGE plpgsql STABLE \(settings) AS $fn$
+        RETURNS TABLE (\(shapeColumns(money: false))) LANGUAGE plpgsql STABLE \(settings) AS $fn$
         BEGIN
-            RETURN QUERY \(PostgresLedger.loadStatement);
+            RETURN QUERY \(PostgresLedger.loadStatement(money: false));
         END;
         $fn$
         """
     }
 
     /// `ledger_account_v1(account id)`: everything about an account.
-    static var account: String {
+    static var account: String { accountFunction(version: 1) }
+
+    /// `ledger_account_v2(account id)` (schema 14): version 1 with the money columns.
+    static var accountWithMoney: String { accountFunction(version: 2) }
+
+    private static func accountFunction(version: Int) -> String {
         """
-        CREATE OR REPLACE FUNCTION ledger_account_v1(text)
-        RETURNS TABLE (\(shapeColumns)) LANGUAGE plpgsql STABLE \(settings) AS $fn$
+        CREATE OR REPLACE FUNCTION ledger_account_v\(version)(text)
+        RETURNS TABLE (\(shapeColumns(money: version >= 2))) LANGUAGE plpgsql STABLE \(settings) AS $fn$
         BEGIN
-            RETURN QUERY \(PostgresLedger.accountStatement);
+            RETURN QUERY \(PostgresLedger.accountStatement(money: version >= 2));
         END;
         $fn$
         """
@@ -125,6 +131,11 @@ enum PostgresFunctions {
                     (r->>'refunded_units')::bigint, moved_units);
         """
 
+    /// `ledger_apply_v6(…)` (schema 14): version 5's parameters and writes (transfers included),
+    /// also writing the transactions' money columns and adding the plan's `rollup_deltas` to the
+    /// daily analytics rollups (``FamilyRollup``) in the same transaction.
+    static var applyWithMoney: String { applyFunction(version: 6) }
+
     /// The loop of `body` over the plan's list `name` (`r` each element). From version 3 the
     /// loop runs only when the document has the list (``PostgresPlanJSON`` leaves empty ones
     /// out): a loop over nothing still started a statement, and most plans fill three or four
@@ -156,6 +167,20 @@ enum PostgresFunctions {
         let parameters = version < 3 ? "plan jsonb"
             : version < 4 ? "plan jsonb, sealed_proof bytea"
             : "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[]"
+        let moneyInsertColumns = version < 6 ? "" : ",\n            \(PostgresLedger.moneyColumns)"
+        let moneyInsertValues = version < 6 ? "" : """
+            ,
+                        (r->>'money_known')::boolean, (r->>'price')::bigint, r->>'currency', r->>'storefront',
+                        (r->>'offer_type')::bigint, r->>'offer_identifier', r->>'offer_period', r->>'offer_discount_type',
+                        r->>'transaction_reason'
+            """
+        let moneyUpdates = version < 6 ? "" : """
+
+                        money_known = (r->>'money_known')::boolean, price = (r->>'price')::bigint, currency = r->>'currency',
+                        storefront = r->>'storefront', offer_type = (r->>'offer_type')::bigint,
+                        offer_identifier = r->>'offer_identifier', offer_period = r->>'offer_period',
+                        offer_discount_type = r->>'offer_discount_type', transaction_reason = r->>'transaction_reason',
+            """
         let variables = version < 2 ? "" : version < 4 ? "\n    balance record;"
             : version < 5 ? "\n    balance record;\n    event_text text;" : "\n    balance record;\n    event_text text;\n    moved_units bigint;"
         return """
@@ -216,13 +241,13 @@ enum PostgresFunctions {
                 INSERT INTO ledger_transactions (environment, transaction_id, original_transaction_id, account_id, bundle_id,
                     product_id, product_type, has_apple_metadata, subscription_group, quantity, purchase_date,
                     original_purchase_date, expires_date, revocation_date, revocation_reason, is_upgraded,
-                    web_order_line_item_id, app_account_token, observed_at, source, proof_digest, revision, recorded_at, updated_at)
+                    web_order_line_item_id, app_account_token, observed_at, source, proof_digest, revision, recorded_at, updated_at\(moneyInsertColumns))
                 VALUES (r->>'environment', r->>'transaction_id', r->>'original_transaction_id', r->>'account_id', r->>'bundle_id',
                     r->>'product_id', r->>'product_type', (r->>'has_apple_metadata')::boolean, r->>'subscription_group',
                     (r->>'quantity')::bigint, (r->>'purchase_date')::bigint, (r->>'original_purchase_date')::bigint,
                     (r->>'expires_date')::bigint, (r->>'revocation_date')::bigint, (r->>'revocation_reason')::bigint,
                     (r->>'is_upgraded')::boolean, r->>'web_order_line_item_id', r->>'app_account_token',
-                    (r->>'observed_at')::bigint, r->>'source', decode(r->>'proof_digest', 'hex'), 0, now_ms, now_ms);
+                    (r->>'observed_at')::bigint, r->>'source', decode(r->>'proof_digest', 'hex'), 0, now_ms, now_ms\(moneyInsertValues));
                 """))
             \(each("transaction_updates", version, """
                 UPDATE ledger_transactions SET
@@ -232,7 +257,7 @@ enum PostgresFunctions {
                     revocation_date = (r->>'revocation_date')::bigint, revocation_reason = (r->>'revocation_reason')::bigint,
                     is_upgraded = (r->>'is_upgraded')::boolean, web_order_line_item_id = r->>'web_order_line_item_id',
                     app_account_token = r->>'app_account_token', observed_at = (r->>'observed_at')::bigint,
-                    source = r->>'source', proof_digest = decode(r->>'proof_digest', 'hex'),
+                    source = r->>'source', proof_digest = decode(r->>'proof_digest', 'hex'),\(moneyUpdates)
                     revision = revision + 1, updated_at = now_ms
                 WHERE environment = r->>'environment' AND transaction_id = r->>'transaction_id'
                   AND revision = (r->>'revision')::bigint;
@@ -264,6 +289,13 @@ enum PostgresFunctions {
                     observed_at = excluded.observed_at, tiebreak = excluded.tiebreak
                 WHERE (excluded.observed_at, excluded.tiebreak COLLATE "C")
                     > (ledger_renewals.observed_at, ledger_renewals.tiebreak COLLATE "C");
+                """))
+            \(version < 6 ? "" : each("rollup_deltas", version, """
+                INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
+                VALUES (r->>'measure', r->>'environment', (r->>'day')::bigint, r->>'product_id', r->>'subscription_group',
+                        r->>'storefront', r->>'currency', r->>'offer', (r->>'count')::bigint, (r->>'amount')::bigint)
+                ON CONFLICT (measure, environment, day, product_id, subscription_group, storefront, currency, offer) DO UPDATE SET
+                    count = ledger_rollups.count + excluded.count, amount = ledger_rollups.amount + excluded.amount;
                 """))
             -- CHECK constraints see the proposed row before ON CONFLICT: a negative delta (a
             -- refund) stays out of VALUES; it only ever meets an existing row.

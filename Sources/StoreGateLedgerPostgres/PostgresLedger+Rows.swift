@@ -81,24 +81,54 @@ extension PostgresLedger {
 
     /// The column types of the multi-kind statements: a `kind` column, then these 22 columns,
     /// which hold a transaction (and its revision) or another kind of row at fixed positions.
-    static let shapeTypes = [
+    ///
+    /// Frozen: the functions of schemas 1 to 13 (`ledger_load_v1`, `ledger_account_v1`,
+    /// `ledger_load_v2`) return this shape; from schema 14 the functions return
+    /// ``shapeTypes``, these and the money columns.
+    static let shapeTypesV1 = [
         "text", "text", "text", "text", "text", "text", "text", "boolean", "text", "bigint", "bigint",
         "bigint", "bigint", "bigint", "bigint", "boolean", "text", "text", "bigint", "text", "bytea", "bigint",
     ]
 
-    /// A `SELECT` of `kind` with `columns` at their positions and typed `NULL`s elsewhere.
-    static func shaped(_ kind: String, _ columns: [Int: String]) -> String {
-        "SELECT '\(kind)'::text" + shapeTypes.indices.map { ", " + (columns[$0] ?? "NULL::\(shapeTypes[$0])") }.joined()
+    /// The types of the money columns (``moneyColumns``), at positions 22 to 30 of a
+    /// multi-kind row from schema 14.
+    static let moneyShapeTypes = ["boolean", "bigint", "text", "text", "bigint", "text", "text", "text", "text"]
+
+    /// The column types of the multi-kind statements from schema 14.
+    static let shapeTypes = shapeTypesV1 + moneyShapeTypes
+
+    /// The money columns of `ledger_transactions` (schema 14), `money_known` first.
+    static let moneyColumns = """
+        money_known, price, currency, storefront, offer_type, offer_identifier, offer_period, offer_discount_type, \
+        transaction_reason
+        """
+
+    /// A transaction's columns, its revision and its money columns: what every read of
+    /// transactions from schema 14 selects (``decodeTransaction(_:offset:)``).
+    static let transactionSelect = transactionColumns + ", revision, " + moneyColumns
+
+    /// A `SELECT` of `kind` with `columns` at their positions and typed `NULL`s elsewhere, in
+    /// the shape of schema 14 (`money`) or the frozen one before it.
+    static func shaped(_ kind: String, _ columns: [Int: String], money: Bool = true) -> String {
+        let types = money ? shapeTypes : shapeTypesV1
+        return "SELECT '\(kind)'::text" + types.indices.map { ", " + (columns[$0] ?? "NULL::\(types[$0])") }.joined()
     }
 
-    static let transactionShape: [Int: String] = {
+    /// Where a transaction's columns sit in a multi-kind row: its 21 columns, its revision,
+    /// then (`money`, from schema 14) its money columns.
+    static func transactionShape(money: Bool) -> [Int: String] {
         var columns: [Int: String] = [:]
         for (index, name) in transactionColumns.split(separator: ",").enumerated() {
             columns[index] = "t." + name.trimmingCharacters(in: .whitespaces)
         }
         columns[21] = "t.revision"
+        if money {
+            for (index, name) in moneyColumns.split(separator: ",").enumerated() {
+                columns[22 + index] = "t." + name.trimmingCharacters(in: .whitespaces)
+            }
+        }
         return columns
-    }()
+    }
 
     /// Where a renewal info's columns sit in a multi-kind row.
     static let renewalShape: [Int: String] = [
@@ -113,18 +143,18 @@ extension PostgresLedger {
     ///
     /// Keys come from `unnest` into `LATERAL` lookups, so whatever the statistics were when
     /// the plan was cached, each key is one index probe (never a scan of the table).
-    static let loadStatement = [
-        shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id"]) + """
+    static func loadStatement(money: Bool) -> String { [
+        shaped("f", [0: "f.environment", 2: "f.original_transaction_id", 3: "f.account_id"], money: money) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_families f1
                 WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id) f ON true
             """,
-        shaped("t", transactionShape) + """
+        shaped("t", transactionShape(money: money), money: money) + """
              FROM unnest($3::text[], $4::text[]) AS k(environment, transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_transactions t1
                 WHERE t1.environment = k.environment AND t1.transaction_id = k.transaction_id) t ON true
             """,
-        shaped("t", transactionShape) + """
+        shaped("t", transactionShape(money: money), money: money) + """
              FROM unnest($1::text[], $2::text[]) AS k(environment, original_transaction_id)
             JOIN LATERAL (SELECT * FROM ledger_families f1
                 WHERE f1.environment = k.environment AND f1.original_transaction_id = k.original_transaction_id
@@ -133,14 +163,14 @@ extension PostgresLedger {
                 WHERE t1.environment = f.environment AND t1.original_transaction_id = f.original_transaction_id
                   AND COALESCE(t1.account_id, '') = '') t ON true
             """,
-        shaped("n", [1: "n.notification_uuid"]) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
-    ].joined(separator: "\nUNION ALL\n")
+        shaped("n", [1: "n.notification_uuid"], money: money) + " FROM ledger_notifications n WHERE n.notification_uuid = $5",
+    ].joined(separator: "\nUNION ALL\n") }
 
     /// Everything about account $1, in one statement (one snapshot); families through
     /// `LATERAL` index probes, as in ``loadStatement``.
-    static let accountStatement = [
-        shaped("t", transactionShape) + " FROM ledger_transactions t WHERE t.account_id = $1",
-        shaped("r", renewalShape) + """
+    static func accountStatement(money: Bool) -> String { [
+        shaped("t", transactionShape(money: money), money: money) + " FROM ledger_transactions t WHERE t.account_id = $1",
+        shaped("r", renewalShape, money: money) + """
              FROM ledger_families f JOIN LATERAL (SELECT * FROM ledger_renewals r1
                 WHERE r1.environment = f.environment AND r1.original_transaction_id = f.original_transaction_id) r ON true
             WHERE f.account_id = $1
@@ -148,14 +178,14 @@ extension PostgresLedger {
         shaped("n", [
             1: "n.notification_uuid", 6: "n.notification_type", 8: "n.subtype", 10: "n.signed_date", 0: "n.environment",
             16: "n.transaction_id", 2: "n.original_transaction_id",
-        ]) + """
+        ], money: money) + """
              FROM ledger_families f JOIN LATERAL (SELECT * FROM ledger_notifications n1
                 WHERE n1.environment = f.environment AND n1.original_transaction_id = f.original_transaction_id) n ON true
             WHERE f.account_id = $1
             """,
-        shaped("b", [5: "b.product_id", 9: "b.purchased", 10: "b.refunded", 11: "b.consumed"])
+        shaped("b", [5: "b.product_id", 9: "b.purchased", 10: "b.refunded", 11: "b.consumed"], money: money)
             + " FROM ledger_balances b WHERE b.account_id = $1",
-    ].joined(separator: "\nUNION ALL\n")
+    ].joined(separator: "\nUNION ALL\n") }
 
     /// What ``load(_:families:transactions:notification:logger:)`` found.
     struct Loaded {
@@ -274,7 +304,7 @@ extension PostgresLedger {
 
     // MARK: Storing
 
-    /// Writes `plan` with `ledger_apply_v5`, in one round trip and one implicit transaction.
+    /// Writes `plan` with `ledger_apply_v6`, in one round trip and one implicit transaction.
     static func apply(_ plan: LedgerWritePlan, loaded: Loaded, at date: Date, _ connection: PostgresConnection, logger: Logger) async throws {
         let claimed = Set(plan.familyClaims.map(\.key))
         let unowned = loaded.state.families.values
@@ -446,7 +476,19 @@ extension PostgresLedger {
         )
     }
 
-    /// A transaction from its 21 columns starting at `offset`.
+    /// The money facts at `column` (`money_known` first; ``moneyColumns``).
+    static func decodeMoney(_ row: PostgresRandomAccessRow, at column: Int) throws -> MoneyFacts? {
+        guard try row.bool(column) else { return nil }
+        return MoneyFacts(
+            price: try row.optionalInteger(column + 1), currency: try row.optionalText(column + 2),
+            storefront: try row.optionalText(column + 3), offerType: try row.optionalInteger(column + 4).map { Int($0) },
+            offerIdentifier: try row.optionalText(column + 5), offerPeriod: try row.optionalText(column + 6),
+            offerDiscountType: try row.optionalText(column + 7), transactionReason: try row.optionalText(column + 8)
+        )
+    }
+
+    /// A transaction from its 21 columns starting at `offset`, its revision, and its money
+    /// columns (``transactionSelect``, or a multi-kind row of schema 14).
     static func decodeTransaction(_ row: PostgresRandomAccessRow, offset o: Int) throws -> TransactionRow {
         guard let source = ProofKind(rawValue: try row.text(o + 19)) else {
             throw LedgerError(.storage, reason: "a stored transaction names an unknown proof kind")
@@ -478,7 +520,8 @@ extension PostgresLedger {
             appAccountToken: token,
             observedAt: Date(ledgerMilliseconds: try row.integer(o + 18)),
             source: source,
-            proofDigest: try row.optionalBytes(o + 20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) }
+            proofDigest: try row.optionalBytes(o + 20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) },
+            money: try decodeMoney(row, at: o + 22)
         )
         return TransactionRow(value: value, hasAppleMetadata: try row.bool(o + 7))
     }

@@ -75,12 +75,23 @@ public final class PostgresLedger: Ledger {
         url: String, configuration: LedgerConfiguration = LedgerConfiguration(), maximumConnections: Int = 20,
         operationTimeout: Duration? = nil
     ) async throws(LedgerError) -> PostgresLedger {
+        try await connect(
+            url: url, configuration: configuration, maximumConnections: maximumConnections, operationTimeout: operationTimeout,
+            migratingThrough: nil
+        )
+    }
+
+    /// ``connect(url:configuration:maximumConnections:operationTimeout:)`` applying the
+    /// migrations up to `version` only (tests build the databases older StoreGates left).
+    static func connect(
+        url: String, configuration: LedgerConfiguration, maximumConnections: Int, operationTimeout: Duration?, migratingThrough version: Int?
+    ) async throws(LedgerError) -> PostgresLedger {
         let client = try Self.client(url: url, maximumConnections: maximumConnections, logger: configuration.logger)
         let ledger = PostgresLedger(client: client, configuration: configuration, operationTimeout: operationTimeout)
         let task = Task { await client.run() }
         ledger.state.withLock { $0.runTask = task }
         do {
-            try await ledger.migrate()
+            try await ledger.migrate(through: version)
         } catch {
             await ledger.close()
             throw error
@@ -118,11 +129,18 @@ public final class PostgresLedger: Ledger {
     /// - Throws: ``LedgerError/Code/migration``, ``LedgerError/Code/schemaTooNew``, or a
     ///   storage error.
     public func migrate() async throws(LedgerError) {
+        try await migrate(through: nil)
+    }
+
+    /// ``migrate()`` up to `version` (all when `nil`); the rollups are computed once their
+    /// tables exist (schema 14).
+    func migrate(through version: Int?) async throws(LedgerError) {
         let logger = self.logger
         let now = configuration.now()
         try await transaction(bounded: false) { connection in
-            try await PostgresSchema.migrate(connection, logger: logger, now: now.ledgerMilliseconds)
+            try await PostgresSchema.migrate(connection, logger: logger, now: now.ledgerMilliseconds, through: version)
         }
+        if version.map({ $0 >= 14 }) ?? true { try await rebuildRollupsIfNeeded() }
         logger.debug("migrated the PostgreSQL ledger")
     }
 
@@ -295,7 +313,7 @@ public final class PostgresLedger: Ledger {
     }
 
     /// Reads the due families and their rows, and writes their events and next transitions
-    /// with `ledger_apply_v4`, which refuses the whole write (retried) when one of the families
+    /// with the apply function, which refuses the whole write (retried) when one of the families
     /// changed since it was read — so two instances never append a family's transition twice,
     /// and a write racing the clock replans with the moved transition.
     @discardableResult

@@ -2,7 +2,7 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v5` takes, with Core's
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v6` takes, with Core's
 /// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
 ///
 /// The sealed proof is not in the document: it goes as a binary parameter of its own, and
@@ -94,6 +94,20 @@ enum PostgresPlanJSON {
                     json.member("refunded", delta.refunded)
                 }
             }
+            Self.list("rollup_deltas", plan.rollupDeltas, to: &json) { json, rollup in
+                json.object { json in
+                    json.member("measure", rollup.key.measure.rawValue)
+                    json.member("environment", rollup.key.environment.rawValue)
+                    json.member("day", rollup.key.day)
+                    json.member("product_id", rollup.key.productId)
+                    json.member("subscription_group", rollup.key.subscriptionGroup)
+                    json.member("storefront", rollup.key.storefront)
+                    json.member("currency", rollup.key.currency)
+                    json.member("offer", rollup.key.offer)
+                    json.member("count", rollup.value.count)
+                    json.member("amount", rollup.value.amount)
+                }
+            }
             // The events go beside the document (``eventParameters(_:)``); the one account whose
             // lock the function takes, when they have one, goes in it.
             if let account = plan.events.first?.account, plan.events.allSatisfy({ $0.account == account }) {
@@ -103,7 +117,7 @@ enum PostgresPlanJSON {
         return json.text
     }
 
-    /// The last four parameters of `ledger_apply_v5` (and v4): the events' stored JSON (an event whose
+    /// The last four parameters of `ledger_apply_v6` (and v5, v4): the events' stored JSON (an event whose
     /// balance the store states without the end of its entitlement, which the function
     /// appends), accounts, products, and which events those are; four `NULL`s for no events.
     static func eventParameters(_ events: [LedgerEvent]) -> [PostgresValue] {
@@ -161,6 +175,15 @@ enum PostgresPlanJSON {
             json.member("observed_at", value.observedAt.ledgerMilliseconds)
             json.member("source", value.source.rawValue)
             json.nullableMember("proof_digest", hex: value.proofDigest?.bytes)
+            json.member("money_known", value.money != nil)
+            json.nullableMember("price", value.money?.price)
+            json.nullableMember("currency", value.money?.currency)
+            json.nullableMember("storefront", value.money?.storefront)
+            json.nullableMember("offer_type", value.money?.offerType.map(Int64.init))
+            json.nullableMember("offer_identifier", value.money?.offerIdentifier)
+            json.nullableMember("offer_period", value.money?.offerPeriod)
+            json.nullableMember("offer_discount_type", value.money?.offerDiscountType)
+            json.nullableMember("transaction_reason", value.money?.transactionReason)
             if let revision { json.member("revision", revision) }
         }
     }

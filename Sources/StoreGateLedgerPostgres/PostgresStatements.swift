@@ -30,16 +30,16 @@ struct PreparedLedgerStatement<SQL: LedgerStatementSQL>: PostgresPreparedStateme
 }
 
 enum AccountSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_account_v1"
-    static let sql = "SELECT * FROM ledger_account_v1($1)"
+    static let name = "storegate_ledger_account_v2"
+    static let sql = "SELECT * FROM ledger_account_v2($1)"
 }
 
 /// ``AccountSQL``'s rows and the account's grants (kind `g`, ``PostgresLedger/grantShape``):
 /// the one-entitlement check in one round trip.
 enum AccountWithGrantsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_account_grants_v1"
+    static let name = "storegate_ledger_account_grants_v2"
     static var sql: String {
-        "SELECT * FROM ledger_account_v1($1) UNION ALL " + PostgresLedger.shaped("g", PostgresLedger.grantShape) + " FROM ledger_grants g WHERE g.account_id = $1"
+        "SELECT * FROM ledger_account_v2($1) UNION ALL " + PostgresLedger.shaped("g", PostgresLedger.grantShape) + " FROM ledger_grants g WHERE g.account_id = $1"
     }
 }
 
@@ -49,8 +49,8 @@ enum BalanceSQL: LedgerStatementSQL {
 }
 
 enum TransactionSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_transaction_v1"
-    static var sql: String { "SELECT \(PostgresLedger.transactionColumns) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2" }
+    static let name = "storegate_ledger_transaction_v2"
+    static var sql: String { "SELECT \(PostgresLedger.transactionSelect) FROM ledger_transactions WHERE environment = $1 AND transaction_id = $2" }
 }
 
 enum ProofSQL: LedgerStatementSQL {

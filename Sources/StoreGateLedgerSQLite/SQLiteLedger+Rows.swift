@@ -8,7 +8,8 @@ extension SQLiteLedger {
         environment, transaction_id, original_transaction_id, account_id, bundle_id, product_id, product_type, \
         has_apple_metadata, subscription_group, quantity, purchase_date, original_purchase_date, expires_date, \
         revocation_date, revocation_reason, is_upgraded, web_order_line_item_id, app_account_token, observed_at, \
-        source, proof_digest
+        source, proof_digest, money_known, price, currency, storefront, offer_type, offer_identifier, offer_period, \
+        offer_discount_type, transaction_reason
         """
 
     // The statements built from `transactionColumns`, built once: statements are cached by
@@ -49,7 +50,7 @@ extension SQLiteLedger {
     }
 
     static let insertTransaction =
-        "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO ledger_transactions (\(transactionColumns), recorded_at, updated_at) VALUES (\(Array(repeating: "?", count: 32).joined(separator: ", ")))"
 
     // MARK: Loading
 
@@ -64,17 +65,19 @@ extension SQLiteLedger {
                     key: key, account: row.optionalText(0).map(account), nextTransitionAt: row.optionalInteger(1).map(Date.init(ledgerMilliseconds:))
                 )
             }
-            guard state.families[key] != nil else { continue }
             let familyValues: [SQLiteValue] = [.text(key.environment.rawValue), .text(key.originalTransactionId)]
+            // A renewal-only notification stores renewal info before its family exists: the
+            // rollups need it as soon as the family's first transaction comes.
+            try connection.query(selectRenewal, familyValues) { row throws(LedgerError) in
+                let renewal = decodeRenewal(row)
+                state.renewals[renewal.key] = renewal
+            }
+            guard state.families[key] != nil else { continue }
             // Every transaction of the family: unowned ones may be claimed, and the events
             // compare the family before and after.
             try connection.query(selectOfFamily, familyValues) { row throws(LedgerError) in
                 let transaction = try decodeTransaction(row)
                 state.transactions[transaction.key] = transaction
-            }
-            try connection.query(selectRenewal, familyValues) { row throws(LedgerError) in
-                let renewal = decodeRenewal(row)
-                state.renewals[renewal.key] = renewal
             }
         }
         for row in try loadTransactions(connection, transactions) {
@@ -194,7 +197,9 @@ extension SQLiteLedger {
             try connection.run("""
                 UPDATE ledger_transactions SET account_id = ?, product_type = ?, has_apple_metadata = ?, subscription_group = ?,
                     original_purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?, is_upgraded = ?,
-                    web_order_line_item_id = ?, app_account_token = ?, observed_at = ?, source = ?, proof_digest = ?, updated_at = ?
+                    web_order_line_item_id = ?, app_account_token = ?, observed_at = ?, source = ?, proof_digest = ?, updated_at = ?,
+                    money_known = ?, price = ?, currency = ?, storefront = ?, offer_type = ?, offer_identifier = ?, offer_period = ?,
+                    offer_discount_type = ?, transaction_reason = ?
                 WHERE environment = ? AND transaction_id = ?
                 """, [
                     .optional(value.account?.rawValue), .text(value.productType.rawValue), .bool(row.hasAppleMetadata),
@@ -203,6 +208,7 @@ extension SQLiteLedger {
                     .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
                     .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
                     .text(value.source.rawValue), value.proofDigest.map { .blob($0.bytes) } ?? .null, now,
+                ] + moneyValues(value.money) + [
                     .text(value.environment.rawValue), .text(value.transactionId),
                 ]
             )
@@ -230,6 +236,7 @@ extension SQLiteLedger {
         }
         // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
         // refund) stays out of VALUES; it only ever meets an existing row.
+        try applyRollups(plan.rollupDeltas, connection)
         for delta in plan.balanceDeltas {
             try connection.run("""
                 INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)
@@ -494,11 +501,53 @@ extension SQLiteLedger {
             .optional(value.revocationReason), .bool(value.isUpgraded), .optional(value.webOrderLineItemId),
             .optional(value.appAccountToken?.uuidString), .integer(value.observedAt.ledgerMilliseconds),
             .text(value.source.rawValue), value.proofDigest.map { .blob($0.bytes) } ?? .null,
+        ] + moneyValues(value.money)
+    }
+
+    /// A page of transactions after `cursor`, in the unique key's order.
+    static func scan(_ connection: SQLiteConnection, after cursor: TransactionCursor?, limit: Int) throws(LedgerError) -> [RecordedTransaction] {
+        var page: [RecordedTransaction] = []
+        try connection.query(selectScan, [
+            .text(cursor?.environment.rawValue ?? ""), .text(cursor?.transactionId ?? ""), .integer(Int64(limit)),
+        ]) { row throws(LedgerError) in
+            page.append(try decodeTransaction(row).value)
+        }
+        return page
+    }
+
+    /// Sets the money facts of one transaction while they are unknown; the rows changed.
+    static func fillMoney(
+        _ money: MoneyFacts, transactionId: String, environment: AppStoreEnvironment, now: Int64, _ connection: SQLiteConnection
+    ) throws(LedgerError) -> Int {
+        try connection.run("""
+            UPDATE ledger_transactions SET money_known = ?, price = ?, currency = ?, storefront = ?, offer_type = ?,
+                offer_identifier = ?, offer_period = ?, offer_discount_type = ?, transaction_reason = ?, updated_at = ?
+            WHERE environment = ? AND transaction_id = ? AND money_known = 0
+            """, moneyValues(money) + [.integer(now), .text(environment.rawValue), .text(transactionId)])
+    }
+
+    /// The money columns (`money_known` first) of `money`.
+    private static func moneyValues(_ money: MoneyFacts?) -> [SQLiteValue] {
+        [
+            .bool(money != nil), .optional(money?.price), .optional(money?.currency), .optional(money?.storefront),
+            .optional(money?.offerType), .optional(money?.offerIdentifier), .optional(money?.offerPeriod),
+            .optional(money?.offerDiscountType), .optional(money?.transactionReason),
         ]
     }
 
+    /// The money facts in the columns from `column` (`money_known` first).
+    static func decodeMoney(_ row: SQLiteRow, at column: Int32) -> MoneyFacts? {
+        guard row.integer(column) != 0 else { return nil }
+        return MoneyFacts(
+            price: row.optionalInteger(column + 1), currency: row.optionalText(column + 2), storefront: row.optionalText(column + 3),
+            offerType: row.optionalInteger(column + 4).map { Int($0) }, offerIdentifier: row.optionalText(column + 5),
+            offerPeriod: row.optionalText(column + 6), offerDiscountType: row.optionalText(column + 7),
+            transactionReason: row.optionalText(column + 8)
+        )
+    }
+
     /// A renewal info from ``renewalColumns``.
-    private static func decodeRenewal(_ row: SQLiteRow) -> RenewalRow {
+    static func decodeRenewal(_ row: SQLiteRow) -> RenewalRow {
         RenewalRow(
             key: FamilyKey(environment: AppStoreEnvironment(rawValue: row.text(0)), originalTransactionId: row.text(1)),
             productId: row.text(2),
@@ -512,7 +561,7 @@ extension SQLiteLedger {
         )
     }
 
-    private static func decodeTransaction(_ row: SQLiteRow) throws(LedgerError) -> TransactionRow {
+    static func decodeTransaction(_ row: SQLiteRow) throws(LedgerError) -> TransactionRow {
         guard let source = ProofKind(rawValue: row.text(19)) else {
             throw LedgerError(.storage, reason: "a stored transaction names an unknown proof kind")
         }
@@ -543,7 +592,8 @@ extension SQLiteLedger {
             appAccountToken: token,
             observedAt: Date(ledgerMilliseconds: row.integer(18)),
             source: source,
-            proofDigest: try row.optionalBlob(20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) }
+            proofDigest: try row.optionalBlob(20).map { bytes throws(LedgerError) in try ProofDigest(stored: bytes) },
+            money: decodeMoney(row, at: 21)
         )
         return TransactionRow(value: value, hasAppleMetadata: row.integer(7) != 0)
     }

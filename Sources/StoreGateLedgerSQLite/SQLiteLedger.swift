@@ -110,6 +110,7 @@ public final class SQLiteLedger: Ledger {
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds)
+        try Self.rebuildRollupsIfNeeded(connection)
         do throws(LedgerError) {
             try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
         } catch {

@@ -365,6 +365,39 @@ enum SQLiteSchema {
             ) WITHOUT ROWID
             """,
         ]),
+        Migration(version: 14, description: "money facts: price, currency, storefront, offer and transaction reason of each transaction", statements: [
+            // `money_known` 0: only an app receipt showed the transaction (no price: unknown).
+            // Rows stored before this version get theirs from their stored proofs
+            // (`MoneyFactsBackfill`) or from Apple's history.
+            "ALTER TABLE ledger_transactions ADD COLUMN money_known INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE ledger_transactions ADD COLUMN price INTEGER",
+            "ALTER TABLE ledger_transactions ADD COLUMN currency TEXT",
+            "ALTER TABLE ledger_transactions ADD COLUMN storefront TEXT",
+            "ALTER TABLE ledger_transactions ADD COLUMN offer_type INTEGER",
+            "ALTER TABLE ledger_transactions ADD COLUMN offer_identifier TEXT",
+            "ALTER TABLE ledger_transactions ADD COLUMN offer_period TEXT",
+            "ALTER TABLE ledger_transactions ADD COLUMN offer_discount_type TEXT",
+            "ALTER TABLE ledger_transactions ADD COLUMN transaction_reason TEXT",
+            // The daily analytics rollups, moved with every change of a family (FamilyRollup).
+            """
+            CREATE TABLE ledger_rollups (
+                measure TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                day INTEGER NOT NULL,
+                product_id TEXT NOT NULL,
+                subscription_group TEXT NOT NULL,
+                storefront TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                offer TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                amount INTEGER NOT NULL,
+                PRIMARY KEY (measure, environment, day, product_id, subscription_group, storefront, currency, offer)
+            ) WITHOUT ROWID
+            """,
+            // A ledger with transactions gets its rollups computed when it is next opened.
+            "CREATE TABLE ledger_analytics_state (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), needs_rebuild INTEGER NOT NULL, rebuilt_at INTEGER)",
+            "INSERT INTO ledger_analytics_state (singleton, needs_rebuild) SELECT 1, EXISTS (SELECT 1 FROM ledger_transactions)",
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as
@@ -405,8 +438,17 @@ enum SQLiteSchema {
     /// - Throws: ``LedgerError/Code/schemaTooNew`` when the file was migrated by a newer
     ///   StoreGate; ``LedgerError/Code/migration`` when a migration fails.
     ///
-    /// - Parameter version: the last migration to apply (tests build older files); all by default.
-    static func migrate(_ connection: SQLiteConnection, now: Int64, through version: Int? = nil) throws(LedgerError) {
+    /// Every known migration the file has not recorded is applied, in order — not only those
+    /// above the highest recorded: a version merged after a higher one (live admin's 13 after
+    /// money facts' 14) still reaches a file already at the higher one. Such a migration must
+    /// not depend on the higher ones being absent.
+    ///
+    /// - Parameters:
+    ///   - version: the last migration to apply (tests build older files); all by default.
+    ///   - known: the migrations this StoreGate knows (tests add one).
+    static func migrate(
+        _ connection: SQLiteConnection, now: Int64, through version: Int? = nil, known: [Migration] = migrations
+    ) throws(LedgerError) {
         try connection.transaction(immediate: true) { () throws(LedgerError) in
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS ledger_migrations (
@@ -415,15 +457,16 @@ enum SQLiteSchema {
                     applied_at INTEGER NOT NULL
                 )
                 """)
-            var current: Int64 = 0
-            try connection.query("SELECT COALESCE(MAX(version), 0) FROM ledger_migrations") { row throws(LedgerError) in
-                current = row.integer(0)
+            var applied: Set<Int64> = []
+            try connection.query("SELECT version FROM ledger_migrations") { row throws(LedgerError) in
+                applied.insert(row.integer(0))
             }
-            let latest = migrations.last?.version ?? 0
+            let current = applied.max() ?? 0
+            let latest = known.last?.version ?? 0
             guard current <= latest else {
                 throw LedgerError(.schemaTooNew, reason: "the database has schema version \(current); this StoreGate knows up to \(latest)")
             }
-            for migration in migrations where migration.version > current && migration.version <= (version ?? latest) {
+            for migration in known where !applied.contains(Int64(migration.version)) && migration.version <= (version ?? latest) {
                 do throws(LedgerError) {
                     for statement in migration.statements { try connection.execute(statement) }
                 } catch {

@@ -4,7 +4,7 @@ import StoreGateCore
 @testable import StoreGateLedgerPostgres
 import Testing
 
-/// The document `ledger_apply_v5` takes (and the events it takes beside it), written by Core's JSON writer: read back with Core's
+/// The document `ledger_apply_v6` takes (and the events it takes beside it), written by Core's JSON writer: read back with Core's
 /// strict reader, every value has the type the SQL casts it to, and absent values are `null`.
 @Suite("PostgreSQL plan document")
 struct PostgresPlanJSONTests {
@@ -47,6 +47,11 @@ struct PostgresPlanJSONTests {
             id: "t-1", key: FamilyKey(environment: .sandbox, originalTransactionId: "o-3"), from: Purchases.account("bob"),
             to: Purchases.account("alice"), transferredAt: Purchases.t0, source: "app_receipt", actor: nil, reason: nil,
             consumableProductId: nil, consumableUnits: 0)]
+        plan.rollupDeltas = [Rollup(
+            key: RollupKey(
+                day: 19_675, measure: .revenue, environment: .sandbox, productId: "pro.monthly", subscriptionGroup: "pro",
+                storefront: "USA", currency: "USD", offer: "none"),
+            value: RollupValue(count: 1, amount: 9_990))]
         plan.events = [LedgerEvent(
             id: "e-1", sequence: 0, type: .consumableCredited, account: Purchases.account("alice"), productId: "coins",
             environment: .sandbox, transactionId: "1", originalTransactionId: "o-1", occurredAt: Purchases.t0,
@@ -123,9 +128,10 @@ struct PostgresPlanJSONTests {
         #expect(document.members.map(\.key) == ["now"], "an empty list is left out: the function skips its loop")
     }
 
-    @Test("every member ledger_apply_v5 reads is written, in the document or in an event")
+    @Test("every member ledger_apply_v6 (and v5, whose reads it repeats) reads is written, in the document or in an event")
     func everyMemberTheFunctionReads() throws {
-        let sql = PostgresFunctions.applyWithTransfers
+        let sql = PostgresFunctions.applyWithMoney
+        #expect(sql.contains("ledger_apply_v6("))
         let plan = Self.fullPlan()
         let document = try Self.read(PostgresPlanJSON.encode(
             plan, revisions: [:], familyRevisions: [FamilyKey(environment: .sandbox, originalTransactionId: "o-1"): 4],

@@ -6,7 +6,7 @@ import Testing
 @testable import StoreGateLedgerSQLite
 
 /// Migration 12 (transfers) on a file main's StoreGate left at schema 11: version 10 is never
-/// used, so such a file takes migration 12 and those after it, and its purchases can move.
+/// used, so such a file takes migration 12 and those after it (13 live administration, 14 money facts), and its purchases can move.
 @Suite("SQLite migration 12: transfers on a file at schema 11")
 struct SQLiteMigration12Tests {
     static func versions(_ path: String) throws -> [Int64] {
@@ -25,18 +25,28 @@ struct SQLiteMigration12Tests {
             let connection = try SQLiteConnection(path: path, create: true, busyTimeoutMilliseconds: 5000)
             defer { connection.close() }
             try SQLiteSchema.migrate(connection, now: 0, through: 11)
-            // Recorded as schema 11 recorded it: the planner's write without a move.
+            // Recorded as schema 11 recorded it: the planner's write without a move. Today's
+            // statements read and write schema 14's money columns: they are added for the write
+            // and dropped again, leaving the table as schema 11 left it; no rollups (no table).
+            let money = ["money_known INTEGER NOT NULL DEFAULT 0", "price", "currency", "storefront", "offer_type", "offer_identifier",
+                         "offer_period", "offer_discount_type", "transaction_reason"]
+            for column in money { try connection.execute("ALTER TABLE ledger_transactions ADD COLUMN \(column)") }
             let planner = LedgerPlanner(configuration: LedgerConfiguration())
             let prepared = try planner.prepare(Purchases.proof(Purchases.nonConsumable("n1")), for: alice, receivedAt: Purchases.t0)
             try connection.transaction(immediate: true) { () throws(LedgerError) in
                 let state = try SQLiteLedger.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                try SQLiteLedger.apply(try planner.plan(prepared, state: state).0, at: Purchases.t0, connection)
+                var plan = try planner.plan(prepared, state: state).0
+                plan.rollupDeltas = []
+                try SQLiteLedger.apply(plan, at: Purchases.t0, connection)
+            }
+            for column in money {
+                try connection.execute("ALTER TABLE ledger_transactions DROP COLUMN \(column.prefix { $0 != " " })")
             }
         }
         #expect(try Self.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
 
         let ledger = try SQLiteLedger(path: path, configuration: LedgerConfiguration(transferPolicy: .transfer, now: { Purchases.t0 }))
-        // 12 (transfers), then every later one (13: live administration); 10 is never used.
+        // 12 (transfers), then every later one (13: live administration, 14: money facts); 10 is never used.
         let later = SQLiteSchema.migrations.map { Int64($0.version) }.filter { $0 >= 12 }
         #expect(later.first == 12)
         #expect(try Self.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11] + later, "the transfers migration and those after it, 10 never used")

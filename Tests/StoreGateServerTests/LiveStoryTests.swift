@@ -166,6 +166,16 @@ final class SlowLedger: Ledger {
         try await base.transaction(transactionId, in: environment)
     }
     func storedProof(_ digest: ProofDigest) async throws(LedgerError) -> [UInt8]? { try await base.storedProof(digest) }
+    func transactions(after cursor: TransactionCursor?, limit: Int) async throws(LedgerError) -> [RecordedTransaction] {
+        try await base.transactions(after: cursor, limit: limit)
+    }
+    func fillMoneyFacts(_ money: MoneyFacts, of transactionId: String, in environment: AppStoreEnvironment) async throws(LedgerError) -> Bool {
+        try await base.fillMoneyFacts(money, of: transactionId, in: environment)
+    }
+    func rollups(_ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64) async throws(LedgerError) -> [Rollup] {
+        try await base.rollups(measures, environment: environment, from: from, through: through)
+    }
+    func rebuildRollups() async throws(LedgerError) -> RollupRebuild { try await base.rebuildRollups() }
     func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
         try await base.emitElapsedTransitions(until: date, limit: limit)
     }

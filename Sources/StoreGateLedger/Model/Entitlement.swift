@@ -135,6 +135,19 @@ public struct PeriodType: RawRepresentable, Sendable, Hashable, Codable, CustomS
     /// The regular price.
     public static let normal = PeriodType(rawValue: "normal")
 
+    /// The period type of a transaction with these money facts, as Apple's offer fields say:
+    /// an introductory offer (`offerType` 1) is a ``trial`` with the `FREE_TRIAL` discount and
+    /// ``introductory`` otherwise (pay as you go, pay up front); a promotional offer (2), an
+    /// offer code (3) or a win-back offer (4) is ``promotional`` (any other offer type too);
+    /// no offer is ``normal``.
+    public init(money: MoneyFacts) {
+        switch money.offerType {
+        case nil: self = .normal
+        case MoneyFacts.introductoryOffer?: self = money.isFreeTrial ? .trial : .introductory
+        default: self = .promotional
+        }
+    }
+
     public init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }

@@ -47,6 +47,14 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
     public var source: ProofKind
     /// The stored proof of that observation, when one was stored.
     public var proofDigest: ProofDigest?
+    /// Price, currency, storefront and offer, from the first signed transaction that stated
+    /// them; `nil` while only an app receipt has shown the transaction (its price is unknown,
+    /// never guessed, until Apple's history is read: `MoneyFacts`).
+    public var money: MoneyFacts?
+
+    /// The kind of period this transaction paid for, from its offer; `nil` while its money
+    /// facts are unknown.
+    public var periodType: PeriodType? { money.map(PeriodType.init(money:)) }
 
     /// Whether Apple refunded or revoked it.
     public var isRevoked: Bool { revocationDate != nil }
@@ -71,7 +79,8 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
         appAccountToken: UUID?,
         observedAt: Date,
         source: ProofKind,
-        proofDigest: ProofDigest?
+        proofDigest: ProofDigest?,
+        money: MoneyFacts? = nil
     ) {
         self.environment = environment
         self.transactionId = transactionId
@@ -93,5 +102,6 @@ public struct RecordedTransaction: Sendable, Hashable, Codable {
         self.observedAt = observedAt
         self.source = source
         self.proofDigest = proofDigest
+        self.money = money
     }
 }

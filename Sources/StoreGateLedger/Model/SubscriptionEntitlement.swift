@@ -54,4 +54,10 @@ public struct SubscriptionEntitlement: Sendable, Hashable, Codable {
 
     /// Whether the customer is entitled to the service.
     public var isEntitled: Bool { state.isEntitled }
+
+    /// The kind of period the deciding transaction paid for (trial, introductory, promotional,
+    /// normal); `nil` while its money facts are unknown (known only from an app receipt).
+    public var periodType: PeriodType? {
+        transactions.last { $0.transactionId == decidingTransactionId }?.periodType
+    }
 }

@@ -131,7 +131,7 @@ public enum EntitlementResolver {
                     kind: .transaction, isActive: subscription.isEntitled, expiresAt: end, productId: product,
                     transactionId: subscription.decidingTransactionId, originalTransactionId: subscription.originalTransactionId,
                     environment: subscription.environment, subscriptionState: subscription.state,
-                    willRenew: subscription.willAutoRenew, periodType: nil
+                    willRenew: subscription.willAutoRenew, periodType: subscription.periodType
                 ))
             }
             return found

@@ -43,6 +43,7 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
+        plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
         EventPlanner.addEvents(
             to: &plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
         )
@@ -75,6 +76,7 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
+        plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
         EventPlanner.addEvents(
             to: &plan, state: state,
             cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
@@ -86,6 +88,43 @@ extension LedgerPlanner {
             transactionId: prepared.transaction?.value.transactionId
         )
         return (plan, outcome)
+    }
+}
+
+extension LedgerPlanner {
+    /// The rollup changes of a plan: for each family whose transactions or renewal info it
+    /// writes, the family's contribution after the plan less its contribution before
+    /// (``FamilyRollup``).
+    ///
+    /// - Parameters:
+    ///   - state: The rows loaded before planning (every transaction of each touched family).
+    ///   - transactions: The working view after the plan.
+    ///   - plan: The plan's writes.
+    package static func rollupDeltas(
+        state: PlanningState, transactions: [TransactionKey: TransactionRow], plan: LedgerWritePlan
+    ) -> [Rollup] {
+        var touched = Set((plan.transactionInserts + plan.transactionUpdates).map(\.familyKey))
+        for renewal in plan.renewals where state.renewals[renewal.key].map({ renewal.supersedes($0) }) ?? true {
+            touched.insert(renewal.key)
+        }
+        guard !touched.isEmpty else { return [] }
+        var before: [FamilyKey: [RecordedTransaction]] = [:]
+        var after: [FamilyKey: [RecordedTransaction]] = [:]
+        for row in state.transactions.values where touched.contains(row.familyKey) { before[row.familyKey, default: []].append(row.value) }
+        for row in transactions.values where touched.contains(row.familyKey) { after[row.familyKey, default: []].append(row.value) }
+        var deltas: [Rollup] = []
+        for key in touched.sorted() {
+            let oldRenewal = state.renewals[key]
+            var newRenewal = oldRenewal
+            for renewal in plan.renewals where renewal.key == key {
+                if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
+            }
+            deltas += FamilyRollup.delta(
+                from: FamilyRollup.contributions(before[key] ?? [], renewal: oldRenewal),
+                to: FamilyRollup.contributions(after[key] ?? [], renewal: newRenewal)
+            )
+        }
+        return Rollup.merged(deltas)
     }
 }
 

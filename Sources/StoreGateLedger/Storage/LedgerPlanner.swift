@@ -141,7 +141,7 @@ package struct LedgerPlanner: Sendable {
         try checkIdentifier(productId, "productId")
     }
 
-    private static func checkIdentifier(_ value: String, _ field: String, transactionId: String? = nil) throws(LedgerError) {
+    package static func checkIdentifier(_ value: String, _ field: String, transactionId: String? = nil) throws(LedgerError) {
         let length = value.utf8.count
         guard length > 0, length <= maximumIdentifierLength else {
             throw LedgerError(.invalidArgument, reason: "\(field) has 1...\(maximumIdentifierLength) UTF-8 bytes, got \(length)", transactionId: transactionId)
@@ -181,9 +181,27 @@ package struct LedgerPlanner: Sendable {
             appAccountToken: transaction.appAccountToken,
             observedAt: observedAt.ledgerNormalized,
             source: source,
-            proofDigest: digest
+            proofDigest: digest,
+            money: try Self.checkMoney(transaction.money, transactionId: id)
         )
         return TransactionRow(value: value, hasAppleMetadata: transaction.productType != nil)
+    }
+
+    /// Validates the money facts of a transaction: short texts (currency and storefront codes,
+    /// offer identifiers), a price that is not negative.
+    package static func checkMoney(_ money: MoneyFacts?, transactionId: String) throws(LedgerError) -> MoneyFacts? {
+        guard let money else { return nil }
+        if let price = money.price, price < 0 {
+            throw LedgerError(.invalidArgument, reason: "a price is not negative, got \(price)", transactionId: transactionId)
+        }
+        let texts: [(String?, String)] = [
+            (money.currency, "currency"), (money.storefront, "storefront"), (money.offerIdentifier, "offerIdentifier"),
+            (money.offerPeriod, "offerPeriod"), (money.offerDiscountType, "offerDiscountType"), (money.transactionReason, "transactionReason"),
+        ]
+        for case (let text?, let field) in texts {
+            try checkIdentifier(text, field, transactionId: transactionId)
+        }
+        return money
     }
 
     private func makeRenewal(_ info: VerifiedRenewalInfo, observedAt: Date) throws(LedgerError) -> RenewalRow {

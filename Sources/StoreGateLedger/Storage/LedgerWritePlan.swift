@@ -44,6 +44,9 @@ package struct LedgerWritePlan: Sendable {
     package var transfers: [TransferRow] = []
     /// Add to the purchased and refunded counters (never zero deltas).
     package var balanceDeltas: [BalanceDelta] = []
+    /// Add to the daily analytics rollups (never zero deltas, sorted by key): the touched
+    /// families' new contributions less their old ones (``FamilyRollup``).
+    package var rollupDeltas: [Rollup] = []
     /// Append to the outbox, in this order, in the same transaction (``EventPlanner``).
     /// Consumable events get their balance from the stored counters after the deltas.
     package var events: [LedgerEvent] = []

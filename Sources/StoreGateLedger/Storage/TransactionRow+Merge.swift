@@ -44,7 +44,7 @@ extension TransactionRow {
 
     /// This row after taking another observation of the same transaction.
     ///
-    /// Facts that never change (product, dates of purchase, token) are filled in when missing;
+    /// Facts that never change (product, dates of purchase, token, money facts) are filled in when missing;
     /// Apple's stated type and group replace the catalog's; the mutable facts (expiry,
     /// revocation, upgrade) come from whichever observation is later by ``version``. The
     /// merge is commutative and associative, so any delivery order gives the same row.
@@ -58,6 +58,12 @@ extension TransactionRow {
         if result.value.appAccountToken == nil { result.value.appAccountToken = incoming.value.appAccountToken }
         if result.value.originalPurchaseDate == nil { result.value.originalPurchaseDate = incoming.value.originalPurchaseDate }
         if result.value.webOrderLineItemId == nil { result.value.webOrderLineItemId = incoming.value.webOrderLineItemId }
+        // Money facts never change for a transaction: the first signed observation fills them.
+        // Two that disagree (they should not) resolve to the later one, like the mutable facts,
+        // so the merge stays commutative.
+        if let money = incoming.value.money, result.value.money != money, result.value.money == nil || incoming.version > version {
+            result.value.money = money
+        }
         if incoming.version > version {
             result.value.expiresDate = incoming.value.expiresDate
             result.value.revocationDate = incoming.value.revocationDate

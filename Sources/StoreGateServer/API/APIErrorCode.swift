@@ -83,6 +83,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let webhookEndpointNotFound = APIErrorCode(rawValue: "webhook_endpoint_not_found")
     /// Another instance is changing the webhook endpoint's state; retry (`Retry-After`).
     public static let webhookEndpointBusy = APIErrorCode(rawValue: "webhook_endpoint_busy")
+    /// No such analytics metric (docs/analytics.md lists them).
+    public static let unknownMetric = APIErrorCode(rawValue: "unknown_metric")
     /// The instance is shutting down; retry on another.
     /// A webhook endpoint of that name already exists.
     public static let webhookEndpointExists = APIErrorCode(rawValue: "webhook_endpoint_exists")
@@ -124,7 +126,7 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         .offersNotConfigured, .offerIneligible, .offerEligibilityUnavailable, .subscriptionNotFound, .appleRefused,
         .webhookEndpointNotFound, .webhookEndpointBusy, .webhookEndpointExists, .webhookEndpointConflict, .webhookURLInvalid,
         .webhookHostUnresolvable, .webhookAddressForbidden, .webhookSecretInvalid, .apiKeyExists, .apiKeyNotFound, .apiKeyNotRevocable,
-        .permissionNotHeld, .tooManyRequests, .shuttingDown, .ledgerUnavailable,
+        .permissionNotHeld, .tooManyRequests, .unknownMetric, .shuttingDown, .ledgerUnavailable,
         .ledgerError, .internalError,
     ]
 

@@ -30,6 +30,8 @@ public enum Permission: String, CaseIterable, Sendable, Hashable, Comparable {
     /// Granting and revoking entitlements by hand (`/v1/accounts/{account}/grants`), and the
     /// console's grant form.
     case grantsManage = "grants.manage"
+    /// Reading the money and subscriber metrics (`GET /v1/analytics/{metric}`).
+    case analyticsRead = "analytics.read"
     /// Moving a purchase family from one account to another by hand
     /// (`POST /v1/accounts/{account}/transfers`), and the console's move form. Apart from
     /// `grants.manage`: a grant adds access for a time, a move takes a purchase from one

@@ -76,6 +76,21 @@ extension ServerConfiguration {
             configuration.catalog = try Self.catalog(Array(try reader.fileText(.productsFile, path: path).utf8))
             configuration.productsFile = path
         }
+        if let text = reader.value(.commission) {
+            do throws(LedgerError) {
+                configuration.commission = try CommissionRates(parsing: text)
+            } catch {
+                throw ConfigurationError(Setting.commission.rawValue, error.reason)
+            }
+        }
+        if let path = reader.value(.fxRatesFile) {
+            let bytes = Array(try reader.fileText(.fxRatesFile, path: path).utf8)
+            do throws(LedgerError) {
+                configuration.exchangeRates = try ExchangeRates(json: bytes)
+            } catch {
+                throw ConfigurationError(Setting.fxRatesFile.rawValue, error.reason)
+            }
+        }
         if let path = reader.value(.webhooksFile) {
             configuration.webhooks = try Self.webhooks(Array(try reader.fileText(.webhooksFile, path: path).utf8))
         }

@@ -108,6 +108,12 @@ public struct ServerConfiguration: Sendable {
     public var catalog: ProductCatalog = ProductCatalog()
     /// The file the catalog was read from: read again on SIGHUP.
     public var productsFile: String?
+    /// Apple's commission for estimated proceeds (`STOREGATE_COMMISSION`: `standard` 30 %,
+    /// `small-business` 15 %, or a percentage, with per-product exceptions).
+    public var commission: CommissionRates = .standard
+    /// Exchange rates for analytics totals in one reporting currency (`STOREGATE_FX_RATES_FILE`);
+    /// without them totals stay per currency.
+    public var exchangeRates: ExchangeRates?
     /// How an account maps to the `appAccountToken` of its purchases.
     public var accountTokenPolicy: AppAccountTokenPolicy = .accountIDIsUUID
     /// What happens when an account presents a purchase another account owns
@@ -248,6 +254,8 @@ extension ServerConfiguration {
         case consumption = "STOREGATE_CONSUMPTION"
         case consumptionSampleContent = "STOREGATE_CONSUMPTION_SAMPLE_CONTENT"
         case consumptionRefundPreference = "STOREGATE_CONSUMPTION_REFUND_PREFERENCE"
+        case commission = "STOREGATE_COMMISSION"
+        case fxRatesFile = "STOREGATE_FX_RATES_FILE"
         case consumptionRefundPolicy = "STOREGATE_CONSUMPTION_REFUND_POLICY"
         case finishTransactions = "STOREGATE_FINISH_TRANSACTIONS"
         case accountLinking = "STOREGATE_ACCOUNT_LINKING"

@@ -92,7 +92,8 @@ extension Endpoints {
 
     /// Prometheus text exposition.
     @Sendable func metricsExposition(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        let bytes = metrics.exposition()
+        var bytes = metrics.exposition()
+        bytes += await analyticsGauges(context: context)
         return Response(
             status: .ok,
             headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -127,7 +128,7 @@ extension Endpoints {
     /// Every API route, feature by feature: the one list the router, the 405 answers and the
     /// OpenAPI check read.
     var routes: [Route] {
-        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + transferRoutes + offerRoutes + extensionRoutes + eventRoutes + webhookRoutes
-            + webhookEndpointRoutes + keyRoutes + syncRoutes + legacyRoutes + operationalRoutes
+        verificationRoutes + notificationRoutes + accountRoutes + grantRoutes + transferRoutes + offerRoutes + extensionRoutes + eventRoutes + analyticsRoutes
+            + webhookRoutes + webhookEndpointRoutes + keyRoutes + syncRoutes + legacyRoutes + operationalRoutes
     }
 }

@@ -109,3 +109,28 @@ public enum LedgerOpener {
         }
     }
 }
+
+extension OpenedLedger {
+    /// Runs the ledger's services (PostgreSQL's connection pool) while `body` uses the ledger,
+    /// after ``prepare``; closes the ledger and stops the services afterwards. For one-shot
+    /// commands (`storegate analytics rebuild`), not the service.
+    public func use<T: Sendable>(_ body: @Sendable (any Ledger) async throws -> T) async throws -> T {
+        let services = self.services
+        let runner = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for service in services { group.addTask { try await service.run() } }
+                try await group.waitForAll()
+            }
+        }
+        defer { runner.cancel() }
+        do {
+            try await prepare()
+            let result = try await body(ledger)
+            await ledger.close()
+            return result
+        } catch {
+            await ledger.close()
+            throw error
+        }
+    }
+}

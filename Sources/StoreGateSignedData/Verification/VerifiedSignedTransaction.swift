@@ -108,7 +108,8 @@ public struct VerifiedSignedTransaction: Sendable {
                 appAccountToken: payload.appAccountToken,
                 isUpgraded: payload.isUpgraded ?? false,
                 signedDate: signedDate,
-                source: .signedTransaction
+                source: .signedTransaction,
+                money: payload.moneyFacts
             )
         }
     }

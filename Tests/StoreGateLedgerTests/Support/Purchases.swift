@@ -26,7 +26,8 @@ enum Purchases {
         webOrder: String? = nil,
         environment: AppStoreEnvironment = .production,
         signed: Date? = nil,
-        source: ProofKind = .signedTransaction
+        source: ProofKind = .signedTransaction,
+        money: MoneyFacts? = nil
     ) -> VerifiedTransaction {
         VerifiedTransaction(
             environment: environment,
@@ -46,7 +47,8 @@ enum Purchases {
             appAccountToken: token,
             isUpgraded: upgraded,
             signedDate: signed ?? purchased,
-            source: source
+            source: source,
+            money: money
         )
     }
 
@@ -61,11 +63,11 @@ enum Purchases {
     /// One period of an auto-renewable subscription in group "pro" starting at `start` days.
     static func period(
         _ id: String, original: String, product: String = "pro.monthly", start: Double, days: Double = 30,
-        revoked: Date? = nil, upgraded: Bool = false, group: String? = "pro", signed: Date? = nil
+        revoked: Date? = nil, upgraded: Bool = false, group: String? = "pro", signed: Date? = nil, money: MoneyFacts? = nil
     ) -> VerifiedTransaction {
         transaction(
             id, original: original, product: product, type: .autoRenewable, purchased: date(start),
-            expires: date(start + days), revoked: revoked, upgraded: upgraded, group: group, signed: signed ?? date(start)
+            expires: date(start + days), revoked: revoked, upgraded: upgraded, group: group, signed: signed ?? date(start), money: money
         )
     }
 

@@ -1,0 +1,52 @@
+public import StoreGateCore
+
+/// What a metric is asked for: which metric, over which days, in which buckets, split how.
+public struct AnalyticsQuery: Sendable, Hashable {
+    /// The metric.
+    public var metric: AnalyticsMetric
+    /// The first day (UTC), inclusive.
+    public var from: AnalyticsDay
+    /// The last day (UTC), inclusive; days after today are not reported.
+    public var to: AnalyticsDay
+    /// The bucket length.
+    public var interval: AnalyticsInterval
+    /// What to split by (amounts are also always split by currency).
+    public var groupBy: AnalyticsGrouping?
+    /// The environment whose transactions count (production by default).
+    public var environment: AppStoreEnvironment
+
+    /// The most days one query may span (about 20 years).
+    public static let maximumDays: Int64 = 7_400
+
+    /// Creates a query.
+    ///
+    /// - Throws: ``LedgerError/Code/invalidArgument`` when `to` is before `from` or the range
+    ///   spans more than ``maximumDays``.
+    public init(
+        metric: AnalyticsMetric, from: AnalyticsDay, to: AnalyticsDay, interval: AnalyticsInterval = .day,
+        groupBy: AnalyticsGrouping? = nil, environment: AppStoreEnvironment = .production
+    ) throws(LedgerError) {
+        guard from <= to else { throw LedgerError(.invalidArgument, reason: "the range ends (\(to)) before it begins (\(from))") }
+        guard to.number - from.number < Self.maximumDays else {
+            throw LedgerError(.invalidArgument, reason: "a range spans at most \(Self.maximumDays) days")
+        }
+        self.metric = metric
+        self.from = from
+        self.to = to
+        self.interval = interval
+        self.groupBy = groupBy
+        self.environment = environment
+    }
+
+    /// The measures to read: the metric's, and the unpriced count beside an amount.
+    public var measures: Set<RollupMeasure> {
+        var all = Set(metric.measures.plus + metric.measures.minus)
+        if metric.isAmount { all.insert(.unpriced) }
+        return all
+    }
+
+    /// Whether the metric sums every day before the range too (a gauge).
+    public var readsFromStart: Bool {
+        metric.kind == .gaugeCount || metric.kind == .gaugeAmount
+    }
+}

@@ -1,0 +1,67 @@
+public import Foundation
+public import StoreGateCore
+
+/// The daily analytics rollups a ledger keeps in step with its transactions
+/// (`FamilyRollup`): read by the metrics (``AnalyticsCalculator``), and rebuilt from the raw
+/// transactions by `storegate analytics rebuild`. Every backend has it (``Ledger`` refines it).
+public protocol AnalyticsStore: Sendable {
+    /// The stored rollups of `measures` in `environment` from day `from` (every earlier day
+    /// when `nil`: gauges sum from the start) through day `through`, days counted from 1970 in
+    /// UTC. Rollups whose figures are zero are left out.
+    func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
+    ) async throws(LedgerError) -> [Rollup]
+
+    /// Recomputes every rollup from the stored transactions and renewal infos, replacing the
+    /// stored ones in one transaction (writes wait meanwhile).
+    ///
+    /// - Returns: What was read and written.
+    @discardableResult
+    func rebuildRollups() async throws(LedgerError) -> RollupRebuild
+}
+
+/// What ``AnalyticsStore/rebuildRollups()`` did.
+public struct RollupRebuild: Sendable, Hashable, Codable {
+    /// Purchase families read.
+    public var families: Int
+    /// Transactions read.
+    public var transactions: Int
+    /// Rollups written.
+    public var rollups: Int
+
+    /// Creates a value.
+    public init(families: Int, transactions: Int, rollups: Int) {
+        self.families = families
+        self.transactions = transactions
+        self.rollups = rollups
+    }
+}
+
+/// Sums family contributions into rollups, for a rebuild that reads families one at a time.
+package struct RollupAccumulator: Sendable {
+    package private(set) var sums: [RollupKey: RollupValue] = [:]
+    package private(set) var families = 0
+    package private(set) var transactions = 0
+
+    package init() {}
+
+    /// Adds one family's contributions.
+    package mutating func add(family rows: [RecordedTransaction], renewal: RenewalRow?) {
+        guard !rows.isEmpty else { return }
+        families += 1
+        transactions += rows.count
+        for (key, value) in FamilyRollup.contributions(rows, renewal: renewal) {
+            sums[key, default: RollupValue(count: 0)].add(value)
+        }
+    }
+
+    /// The non-zero sums, sorted by key.
+    package var rollups: [Rollup] {
+        sums.filter { !$0.value.isZero }.map { Rollup(key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }
+    }
+
+    /// The report of a rebuild that wrote ``rollups``.
+    package var report: RollupRebuild {
+        RollupRebuild(families: families, transactions: transactions, rollups: sums.values.filter { !$0.isZero }.count)
+    }
+}

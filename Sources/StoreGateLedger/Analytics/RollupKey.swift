@@ -1,0 +1,109 @@
+public import StoreGateCore
+
+/// One daily rollup's identity: the UTC day, the measure, and the dimensions metrics are
+/// grouped by.
+///
+/// Unknown dimensions are empty strings (a receipt's storefront and currency).
+public struct RollupKey: Sendable, Hashable, Codable, Comparable {
+    /// Days since 1970-01-01 (UTC).
+    public var day: Int64
+    /// What is counted.
+    public var measure: RollupMeasure
+    /// The environment of the transactions (analytics read production unless asked).
+    public var environment: AppStoreEnvironment
+    /// The product.
+    public var productId: String
+    /// The subscription group (the product id for products outside one).
+    public var subscriptionGroup: String
+    /// Apple's three-letter storefront code; empty when unknown.
+    public var storefront: String
+    /// The ISO 4217 currency of the amount; empty when unknown.
+    public var currency: String
+    /// The offer (``RollupKey/offer(of:)``).
+    public var offer: String
+
+    /// Creates a key.
+    public init(
+        day: Int64, measure: RollupMeasure, environment: AppStoreEnvironment, productId: String, subscriptionGroup: String,
+        storefront: String, currency: String, offer: String
+    ) {
+        self.day = day
+        self.measure = measure
+        self.environment = environment
+        self.productId = productId
+        self.subscriptionGroup = subscriptionGroup
+        self.storefront = storefront
+        self.currency = currency
+        self.offer = offer
+    }
+
+    public static func < (lhs: RollupKey, rhs: RollupKey) -> Bool {
+        if (lhs.day, lhs.measure, lhs.environment.rawValue) != (rhs.day, rhs.measure, rhs.environment.rawValue) {
+            return (lhs.day, lhs.measure, lhs.environment.rawValue) < (rhs.day, rhs.measure, rhs.environment.rawValue)
+        }
+        return (lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency, lhs.offer)
+            < (rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency, rhs.offer)
+    }
+
+    /// The offer dimension of a transaction: `none` (no offer), `free_trial`, `introductory`
+    /// (an introductory price), `promotional`, `offer_code`, `win_back` or `offer_<n>` (another
+    /// offer type), followed by `:` and the offer identifier when Apple states one; `unknown`
+    /// when the money facts are unknown.
+    public static func offer(of money: MoneyFacts?) -> String {
+        guard let money else { return "unknown" }
+        let kind: String
+        switch money.offerType {
+        case nil: return "none"
+        case MoneyFacts.introductoryOffer?: kind = money.isFreeTrial ? "free_trial" : "introductory"
+        case MoneyFacts.promotionalOffer?: kind = "promotional"
+        case MoneyFacts.offerCode?: kind = "offer_code"
+        case MoneyFacts.winBackOffer?: kind = "win_back"
+        case let other?: kind = "offer_\(other)"
+        }
+        return money.offerIdentifier.map { "\(kind):\($0)" } ?? kind
+    }
+}
+
+/// A rollup's figures: a count and an amount in milliunits of the key's currency.
+public struct RollupValue: Sendable, Hashable, Codable {
+    /// How many.
+    public var count: Int64
+    /// How much, in milliunits (zero for measures without money).
+    public var amount: Int64
+
+    /// Creates a value.
+    public init(count: Int64, amount: Int64 = 0) {
+        self.count = count
+        self.amount = amount
+    }
+
+    /// Whether both figures are zero (such rollups are not stored).
+    public var isZero: Bool { count == 0 && amount == 0 }
+
+    /// Adds another value's figures.
+    public mutating func add(_ other: RollupValue, sign: Int64 = 1) {
+        count &+= sign &* other.count
+        amount &+= sign &* other.amount
+    }
+}
+
+/// A stored rollup: its key and figures.
+public struct Rollup: Sendable, Hashable, Codable {
+    /// The key.
+    public var key: RollupKey
+    /// The figures.
+    public var value: RollupValue
+
+    /// Creates a rollup.
+    public init(key: RollupKey, value: RollupValue) {
+        self.key = key
+        self.value = value
+    }
+
+    /// The rollups with equal keys summed, zero sums dropped, sorted by key.
+    public static func merged(_ rollups: [Rollup]) -> [Rollup] {
+        var sums: [RollupKey: RollupValue] = [:]
+        for rollup in rollups { sums[rollup.key, default: RollupValue(count: 0)].add(rollup.value) }
+        return sums.filter { !$0.value.isZero }.map { Rollup(key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }
+    }
+}

@@ -1,0 +1,120 @@
+public import Foundation
+public import StoreGateCore
+public import StoreGateLedger
+
+/// The daily analytics rollups (schema 14, ``AnalyticsStore``): changed with the
+/// transactions in the writer's transaction, read along their primary key.
+extension SQLiteLedger {
+    static let upsertRollup = """
+        INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (measure, environment, day, product_id, subscription_group, storefront, currency, offer)
+        DO UPDATE SET count = count + excluded.count, amount = amount + excluded.amount
+        """
+
+    public func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
+    ) async throws(LedgerError) -> [Rollup] {
+        try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                var found: [Rollup] = []
+                for measure in measures.sorted() {
+                    try connection.query("""
+                        SELECT day, product_id, subscription_group, storefront, currency, offer, count, amount FROM ledger_rollups
+                        WHERE measure = ? AND environment = ? AND day >= ? AND day <= ? AND (count <> 0 OR amount <> 0)
+                        """, [.text(measure.rawValue), .text(environment.rawValue), .integer(from ?? .min), .integer(through)]
+                    ) { row throws(LedgerError) in
+                        found.append(Rollup(
+                            key: RollupKey(
+                                day: row.integer(0), measure: measure, environment: environment, productId: row.text(1),
+                                subscriptionGroup: row.text(2), storefront: row.text(3), currency: row.text(4), offer: row.text(5)
+                            ),
+                            value: RollupValue(count: row.integer(6), amount: row.integer(7))
+                        ))
+                    }
+                }
+                return found
+            }
+        }
+    }
+
+    @discardableResult
+    public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
+        try await write { connection throws(LedgerError) -> RollupRebuild in
+            try Self.rebuildRollups(connection)
+        }
+    }
+
+    /// Adds rollup deltas (inside the caller's transaction).
+    static func applyRollups(_ deltas: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
+        for delta in deltas {
+            let key = delta.key
+            try connection.run(upsertRollup, [
+                .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.productId),
+                .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency), .text(key.offer),
+                .integer(delta.value.count), .integer(delta.value.amount),
+            ])
+        }
+    }
+
+    /// Recomputes every rollup from the transactions, read in the table's family order, and
+    /// clears the flag migration 14 set (inside the caller's transaction).
+    static func rebuildRollups(_ connection: SQLiteConnection) throws(LedgerError) -> RollupRebuild {
+        var renewals: [FamilyKey: RenewalRow] = [:]
+        try connection.query("SELECT \(renewalColumns) FROM ledger_renewals") { row throws(LedgerError) in
+            let renewal = decodeRenewal(row)
+            renewals[renewal.key] = renewal
+        }
+        var accumulator = RollupAccumulator()
+        var family: [RecordedTransaction] = []
+        var current: FamilyKey?
+        try connection.query("SELECT \(transactionColumns) FROM ledger_transactions ORDER BY environment, original_transaction_id") { row throws(LedgerError) in
+            let transaction = try decodeTransaction(row)
+            if transaction.familyKey != current {
+                if let current { accumulator.add(family: family, renewal: renewals[current]) }
+                current = transaction.familyKey
+                family = []
+            }
+            family.append(transaction.value)
+        }
+        if let current { accumulator.add(family: family, renewal: renewals[current]) }
+        try connection.run("DELETE FROM ledger_rollups")
+        try applyRollups(accumulator.rollups, connection)
+        try connection.run("UPDATE ledger_analytics_state SET needs_rebuild = 0, rebuilt_at = ?", [.integer(Int64(Date().timeIntervalSince1970 * 1000))])
+        return accumulator.report
+    }
+
+    /// Rebuilds the rollups when migration 14 found transactions recorded before them.
+    static func rebuildRollupsIfNeeded(_ connection: SQLiteConnection) throws(LedgerError) {
+        var needed = false
+        try connection.query("SELECT needs_rebuild FROM ledger_analytics_state") { row throws(LedgerError) in needed = row.integer(0) != 0 }
+        guard needed else { return }
+        try connection.transaction(immediate: true) { () throws(LedgerError) in
+            _ = try rebuildRollups(connection)
+        }
+    }
+
+    /// Sets one transaction's unknown money facts and moves its family's rollups (inside the
+    /// writer's transaction); the rows changed.
+    static func fillMoneyAndRollups(
+        _ money: MoneyFacts, transactionId: String, environment: AppStoreEnvironment, now: Int64, _ connection: SQLiteConnection
+    ) throws(LedgerError) -> Bool {
+        guard let row = try loadTransactions(connection, [TransactionKey(environment: environment, transactionId: transactionId)]).first,
+              row.value.money == nil
+        else { return false }
+        let familyValues: [SQLiteValue] = [.text(environment.rawValue), .text(row.value.originalTransactionId)]
+        var family: [RecordedTransaction] = []
+        try connection.query(selectOfFamily, familyValues) { row throws(LedgerError) in family.append(try decodeTransaction(row).value) }
+        var renewal: RenewalRow?
+        try connection.query(selectRenewal, familyValues) { row throws(LedgerError) in renewal = decodeRenewal(row) }
+        let before = FamilyRollup.contributions(family, renewal: renewal)
+        let after = FamilyRollup.contributions(family.map { transaction in
+            var filled = transaction
+            if filled.transactionId == transactionId { filled.money = money }
+            return filled
+        }, renewal: renewal)
+        guard try fillMoney(money, transactionId: transactionId, environment: environment, now: now, connection) > 0 else { return false }
+        try applyRollups(FamilyRollup.delta(from: before, to: after), connection)
+        return true
+    }
+}
