@@ -7,6 +7,7 @@ public import StoreGateLedger
 public import StoreGateWorkers
 public import StoreGateCore
 import Synchronization
+import Tracing
 
 /// How deliveries are attempted and retried.
 public struct WebhookDeliveryPolicy: Sendable, Hashable {
@@ -246,6 +247,24 @@ public final class WebhookDeliveryService: Service, Sendable {
 
     /// Sends one delivery once.
     func attempt(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint) async -> DeliveryResult {
+        // A root span per attempt (deliveries run in the background, apart from the request
+        // that recorded the event); its context goes out in `traceparent`.
+        await withSpan(Traces.webhookDelivery, context: .topLevel, ofKind: .client) { span in
+            span.attributes["storegate.webhook.endpoint"] = endpoint.name
+            span.attributes["storegate.event.type"] = delivery.event.type.rawValue
+            span.attributes["storegate.webhook.attempt"] = delivery.attempts + 1
+            let result = await attemptUntraced(delivery, to: endpoint, span: span)
+            switch result {
+            case .delivered(let status):
+                span.attributes["http.response.status_code"] = status
+            default:
+                span.setStatus(SpanStatus(code: .error))
+            }
+            return result
+        }
+    }
+
+    private func attemptUntraced(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, span: any Span) async -> DeliveryResult {
         let event = delivery.event
         let body = EventJSON.encode(event)
         let sent = now()
@@ -263,6 +282,8 @@ public final class WebhookDeliveryService: Service, Sendable {
             .init("StoreGate-Event-Type", event.type.rawValue),
             .init("StoreGate-Delivery-Attempt", String(delivery.attempts + 1)),
         ]
+        // W3C trace context (`traceparent`, `tracestate`) when a tracer is bootstrapped; nothing otherwise.
+        InstrumentationSystem.instrument.inject(span.context, into: &headers, using: TransportHeaderInjector())
         let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
         let started = ContinuousClock.now
         let status: Int?

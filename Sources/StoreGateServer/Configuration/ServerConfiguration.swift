@@ -152,6 +152,11 @@ public struct ServerConfiguration: Sendable {
     /// Console cookies always `Secure` (`STOREGATE_CONSOLE_SECURE_COOKIES=true`); otherwise
     /// only when the request came through a TLS terminator (`X-Forwarded-Proto: https`).
     public var consoleSecureCookies = false
+    /// Whether traces are exported over OTLP: `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, `OTEL_SDK_DISABLED` is not `true` and
+    /// `OTEL_TRACES_EXPORTER` is not `none`. Off, no tracer is bootstrapped and requests get
+    /// no tracing middleware (docs/tracing.md).
+    public var exportsTraces = false
 
     /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
     public init() {}
@@ -183,6 +188,7 @@ public struct ServerConfiguration: Sendable {
             "consumption_refund_policy": "\(consumption.refundPolicy.map { "\($0.rules.count) rule(s)" } ?? "none")",
             "max_body_bytes": "\(maxBodyBytes)",
             "transfer_policy": "\(transferPolicy)",
+            "traces": exportsTraces ? "otlp" : "off",
         ]
     }
 }

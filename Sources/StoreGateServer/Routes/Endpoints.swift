@@ -6,6 +6,7 @@ import StoreGateCore
 import StoreGateLedger
 import StoreGateSync
 import StoreGateWorkers
+import Tracing
 
 /// What every handler needs: the configuration, the verifiers, the ledger, the metrics and
 /// the clock. Each group of endpoints is an extension in its own file under `Routes/`.
@@ -50,7 +51,12 @@ struct Endpoints: Sendable {
     /// Records a verified proof for an account, mapping ledger refusals to replies.
     func record(_ proof: VerifiedProof, for account: AccountID, context: StoreGateRequestContext) async throws(APIError) -> RecordOutcome {
         do throws(LedgerError) {
-            return try await ledger.record(proof, for: account)
+            return try await Traces.span(Traces.ledgerRecord) { span throws(LedgerError) in
+                let outcome = try await ledger.record(proof, for: account)
+                span.attributes["storegate.record.new_transactions"] = outcome.newTransactionIds.count
+                span.attributes["storegate.record.updated_transactions"] = outcome.updatedTransactionIds.count
+                return outcome
+            }
         } catch {
             throw APIError.ledger(error, logger: context.logger)
         }
