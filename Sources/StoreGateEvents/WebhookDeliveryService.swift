@@ -257,8 +257,9 @@ public final class WebhookDeliveryService: Service, Sendable {
             switch result {
             case .delivered(let status):
                 span.attributes["http.response.status_code"] = status
-            default:
-                span.setStatus(SpanStatus(code: .error))
+            case .retry(_, let status, let error), .failed(let status, let error), .held(_, let status, let error):
+                if let status { span.attributes["http.response.status_code"] = status }
+                span.setStatus(SpanStatus(code: .error, message: error))
             }
             return result
         }

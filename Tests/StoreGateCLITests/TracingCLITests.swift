@@ -153,9 +153,9 @@ struct TracingCLITests {
                 let traceparent = try #require(webhooks.received.first?.traceparent, "the delivery carried no traceparent")
                 #expect(traceparent.hasPrefix("00-\(delivery.traceId)-\(delivery.spanId)-"), "\(traceparent)")
                 // The request's log lines carry the trace id.
-                let lines = serve.log.split(separator: "\n").filter { $0.contains(Self.traceId) }
-                #expect(!lines.isEmpty, "no log line names the request's trace id")
-                #expect(lines.allSatisfy { $0.contains("trace_id=\(Self.traceId)") })
+                let recorded = serve.log.split(separator: "\n").filter { $0.contains("recorded a proof") }
+                #expect(recorded.count == 1, "the request's debug line: \(serve.log)")
+                #expect(recorded.allSatisfy { $0.contains("trace_id=\(Self.traceId)") && $0.contains("span_id=") }, "\(recorded)")
             }
         }
     }
@@ -181,7 +181,7 @@ struct TracingCLITests {
                 #expect(webhooks.received.allSatisfy { $0.traceparent == nil })
                 let log = serve.log
                 #expect(log.contains("traces=off"), "the start-up summary says traces are off")
-                #expect(!log.contains("trace_id="))
+                #expect(log.contains("recorded a proof") && !log.contains("trace_id="))
                 #expect(!log.contains("exporting traces"))
             }
         }

@@ -55,6 +55,10 @@ struct Endpoints: Sendable {
                 let outcome = try await ledger.record(proof, for: account)
                 span.attributes["storegate.record.new_transactions"] = outcome.newTransactionIds.count
                 span.attributes["storegate.record.updated_transactions"] = outcome.updatedTransactionIds.count
+                context.logger.debug("recorded a proof", metadata: [
+                    "new": "\(outcome.newTransactionIds.count)", "updated": "\(outcome.updatedTransactionIds.count)",
+                    "unchanged": "\(outcome.unchangedTransactionIds.count)",
+                ])
                 return outcome
             }
         } catch {
