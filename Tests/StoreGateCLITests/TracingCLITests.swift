@@ -3,6 +3,10 @@ import StoreGateCore
 import StoreGateTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// `storegate serve` exporting traces over OTLP/HTTP (issue 32 item 5): the span tree of one
 /// verify-and-record request under an incoming `traceparent`, `traceparent` on webhook
 /// deliveries, the trace id in the request's log lines, and nothing at all without
@@ -40,14 +44,14 @@ struct TracingCLITests {
             environment["STOREGATE_SHUTDOWN_GRACE_SECONDS"] = "15"
             if let webhookURL {
                 let file = directory.appendingPathComponent("webhooks.json")
-                let endpoints: [String: Any] = ["endpoints": [["name": "traces", "url": webhookURL, "secret": webhookSecret]]]
+                let endpoints: [String: Any] = ["endpoints": [["name": "traces", "url": webhookURL, "secret": TracingCLITests.webhookSecret]]]
                 try JSONSerialization.data(withJSONObject: endpoints).write(to: file)
                 environment["STOREGATE_WEBHOOKS_FILE"] = file.path
             }
             environment.merge(extra) { _, new in new }
             process.environment = environment
             let stderr = directory.appendingPathComponent("stderr.log")
-            FileManager.default.createFile(atPath: stderr.path, contents: nil)
+            try Data().write(to: stderr)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: stderr)
             try process.run()
