@@ -10,8 +10,9 @@ import Tracing
 /// Traces only: logs keep going to standard error and metrics to `/metrics`. swift-otel reads
 /// the standard variables (`OTEL_EXPORTER_OTLP_*`, `OTEL_SERVICE_NAME`,
 /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER*`, `OTEL_BSP_*`, `OTEL_PROPAGATORS`);
-/// StoreGate's defaults differ from the specification's in two places: the service is named
-/// `storegate`, and the protocol is `http/protobuf` (the build leaves gRPC out).
+/// StoreGate's defaults differ from swift-otel's in three places: the service is named
+/// `storegate`, the protocol is `http/protobuf` (the build leaves gRPC out), and swift-otel's
+/// own diagnostics are logged from `warning` up.
 enum TraceExport {
     /// Bootstraps the process's tracer (W3C trace context propagation by default) and returns
     /// the service that batches and exports its spans; run it in the service group, before
@@ -23,6 +24,8 @@ enum TraceExport {
         configuration.serviceName = "storegate"
         configuration.resourceAttributes["service.version"] = StoreGateVersion.current
         configuration.diagnosticLogger = .custom(logger)
+        // Export failures, not one info line per OTEL_ variable read (OTEL_LOG_LEVEL changes it).
+        configuration.diagnosticLogLevel = .warning
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
         configuration.traces.otlpExporter.protocol = .httpProtobuf
