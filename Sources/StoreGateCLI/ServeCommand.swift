@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import OTel
+import ServiceLifecycle
 import StoreGateLedger
 import StoreGateServer
 
@@ -116,14 +118,22 @@ struct ServeCommand: AsyncParsableCommand {
         }
 
         let logLevel = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
+        // With traces on, every log line written inside a span carries its trace_id and span_id.
+        LoggingSystem.bootstrap(
+            { label, metadataProvider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+                handler.logLevel = logLevel
+                return handler
+            },
+            metadataProvider: configuration.exportsTraces ? OTel.makeLoggingMetadataProvider() : nil
+        )
         var logger = Logger(label: "storegate")
         logger.logLevel = configuration.logLevel
         ServerMetrics.bootstrapProcessMetrics()
+        var telemetry: [any Service] = []
+        if configuration.exportsTraces {
+            telemetry.append(try TraceExport.bootstrap(logger: logger))
+        }
 
         let opened: OpenedLedger
         do {
@@ -145,7 +155,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info("starting StoreGate", metadata: configuration.summary)
         let app = buildApplication(configuration: configuration, opened: opened, logger: logger)
         do {
-            try await runApplication(app, configuration: configuration, logger: logger)
+            try await runApplication(app, configuration: configuration, logger: logger, telemetry: telemetry)
         } catch let error as ConfigurationError {
             // PostgreSQL unreachable or not migratable within the start-up bound: one line.
             throw CLIError(error.description)

@@ -7,6 +7,7 @@ public import StoreGateLedger
 public import StoreGateWorkers
 public import StoreGateCore
 import Synchronization
+import Tracing
 
 /// How deliveries are attempted and retried.
 public struct WebhookDeliveryPolicy: Sendable, Hashable {
@@ -408,6 +409,25 @@ public final class WebhookDeliveryService: Service, Sendable {
 
     /// Sends one delivery once.
     func attempt(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint) async -> DeliveryResult {
+        // A root span per attempt (deliveries run in the background, apart from the request
+        // that recorded the event); its context goes out in `traceparent`.
+        await withSpan(Traces.webhookDelivery, context: .topLevel, ofKind: .client) { span in
+            span.attributes["storegate.webhook.endpoint"] = endpoint.name
+            span.attributes["storegate.event.type"] = delivery.event.type.rawValue
+            span.attributes["storegate.webhook.attempt"] = delivery.attempts + 1
+            let result = await attemptUntraced(delivery, to: endpoint, span: span)
+            switch result {
+            case .delivered(let status):
+                span.attributes["http.response.status_code"] = status
+            case .retry(_, let status, let error), .failed(let status, let error), .held(_, let status, let error):
+                if let status { span.attributes["http.response.status_code"] = status }
+                span.setStatus(SpanStatus(code: .error, message: error))
+            }
+            return result
+        }
+    }
+
+    private func attemptUntraced(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, span: any Span) async -> DeliveryResult {
         let event = delivery.event
         let body = EventJSON.encode(event)
         let sent = now()
@@ -425,6 +445,8 @@ public final class WebhookDeliveryService: Service, Sendable {
             .init("StoreGate-Event-Type", event.type.rawValue),
             .init("StoreGate-Delivery-Attempt", String(delivery.attempts + 1)),
         ]
+        // W3C trace context (`traceparent`, `tracestate`) when a tracer is bootstrapped; nothing otherwise.
+        InstrumentationSystem.instrument.inject(span.context, into: &headers, using: TransportHeaderInjector())
         let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
         let started = ContinuousClock.now
         let status: Int?

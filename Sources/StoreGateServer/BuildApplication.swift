@@ -3,7 +3,7 @@ import HTTPTypes
 public import Hummingbird
 public import Logging
 import NIOCore
-import ServiceLifecycle
+public import ServiceLifecycle
 import StoreGateCore
 import StoreGateEvents
 import StoreGateSync
@@ -96,6 +96,12 @@ public func buildApplication(
     let console = Console(endpoints: endpoints, persist: sessions)
     let routes = applicationRoutes(endpoints, console: console)
     let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
+    if configuration.exportsTraces {
+        // First, so the request's span (a child of an incoming `traceparent`) holds every
+        // other middleware and the handler; left out when traces are off, so an untraced
+        // request pays nothing for it.
+        router.add(middleware: TracingMiddleware())
+    }
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     // 405 with Allow when a path exists and its method does not.
     router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
@@ -204,9 +210,19 @@ func applicationRoutes(_ endpoints: Endpoints, console: Console) -> [Route] {
 /// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and
 /// SIGINT: the server stops accepting connections, finishes the requests in flight (within
 /// the configured grace period), then the ledger is closed.
-public func runApplication(_ app: StoreGateApplication, configuration: ServerConfiguration, logger: Logger) async throws {
+///
+/// - Parameters:
+///   - app: The application.
+///   - configuration: Its configuration (the shutdown grace period).
+///   - logger: The service group's logger.
+///   - telemetry: Services that must outlive the application (the OTLP trace exporter): they
+///     start first and stop last, after the application has stopped, so the spans of the
+///     last requests are flushed.
+public func runApplication(
+    _ app: StoreGateApplication, configuration: ServerConfiguration, logger: Logger, telemetry: [any Service] = []
+) async throws {
     var groupConfiguration = ServiceGroupConfiguration(
-        services: [app],
+        services: telemetry + [app],
         gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger
     )

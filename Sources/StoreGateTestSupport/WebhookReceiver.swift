@@ -38,6 +38,8 @@ public final class WebhookReceiver: Sendable {
         public var status: Int
         /// The `StoreGate-Delivery-Attempt` header.
         public var attempt: Int
+        /// The W3C `traceparent` header, sent when the sender exports traces.
+        public var traceparent: String?
     }
 
     private let secret: String
@@ -133,7 +135,8 @@ public final class WebhookReceiver: Sendable {
             $0.received.append(Received(
                 id: object["id"] as? String ?? "", sequence: (object["sequence"] as? NSNumber)?.int64Value ?? 0,
                 account: object["account"] as? String ?? "", type: object["type"] as? String ?? "",
-                signatureValid: valid, standardSignatureValid: standardValid, status: status, attempt: attempt
+                signatureValid: valid, standardSignatureValid: standardValid, status: status, attempt: attempt,
+                traceparent: headers[HTTPField.Name("traceparent")!]
             ))
         }
         if let delay { try? await Task.sleep(for: delay) }

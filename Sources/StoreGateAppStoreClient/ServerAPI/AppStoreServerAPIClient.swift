@@ -2,6 +2,7 @@ public import Foundation
 public import Logging
 public import StoreGateCore
 public import StoreGateSignedData
+import Tracing
 
 /// Calls the App Store Server API, and verifies every signed payload it answers.
 ///
@@ -246,6 +247,23 @@ public struct AppStoreServerAPIClient: Sendable {
         query: [(String, String)] = [],
         body: [UInt8]? = nil,
         accepting success: Set<Int> = [200]
+    ) async throws(AppStoreClientError) -> TransportResponse {
+        try await Traces.span(Traces.appStoreServerAPICall, ofKind: .client) { span throws(AppStoreClientError) in
+            span.attributes["http.request.method"] = method
+            span.attributes["url.path"] = path
+            span.attributes["storegate.appstore.environment"] = environment.rawValue
+            let response = try await sendUntraced(method: method, path: path, query: query, body: body, accepting: success)
+            span.attributes["http.response.status_code"] = response.status
+            return response
+        }
+    }
+
+    private func sendUntraced(
+        method: String,
+        path: String,
+        query: [(String, String)],
+        body: [UInt8]?,
+        accepting success: Set<Int>
     ) async throws(AppStoreClientError) -> TransportResponse {
         let url = baseURL + path + Self.queryString(query)
         let retrier = Retrier(policy: retryPolicy, logger: logger, now: now)

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import StoreGateCore
+import Tracing
 
 /// Calls Apple's legacy verifyReceipt endpoint.
 ///
@@ -145,6 +146,15 @@ public struct VerifyReceiptClient: Sendable {
 
     /// One POST to one endpoint.
     private func attempt(url: String, body: [UInt8], environment: AppStoreEnvironment, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> VerifyReceiptResponse {
+        try await Traces.span(Traces.verifyReceiptCall, ofKind: .client) { span throws(AppStoreClientError) in
+            span.attributes["storegate.appstore.environment"] = environment.rawValue
+            let reply = try await attemptUntraced(url: url, body: body, environment: environment, deadline: deadline)
+            span.attributes["storegate.verify_receipt.status"] = reply.status.rawValue
+            return reply
+        }
+    }
+
+    private func attemptUntraced(url: String, body: [UInt8], environment: AppStoreEnvironment, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> VerifyReceiptResponse {
         let request = TransportRequest(
             method: "POST",
             url: url,

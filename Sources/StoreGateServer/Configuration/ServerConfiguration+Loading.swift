@@ -136,6 +136,7 @@ extension ServerConfiguration {
             configuration.logLevel = parsed
         }
         if let seconds = try reader.integer(.shutdownGrace, in: 1...3600) { configuration.shutdownGracePeriod = .seconds(seconds) }
+        configuration.exportsTraces = Self.exportsTraces(environment: environment)
         if let days = try reader.integer(.eventsRetentionDays, in: 7...36_500) { configuration.eventsRetention = .seconds(days * 86_400) }
         if let minutes = try reader.integer(.consoleSessionMinutes, in: 1...1440) { configuration.consoleSessionLifetime = .seconds(minutes * 60) }
         if let value = reader.value(.consoleSecureCookies) {
@@ -468,5 +469,17 @@ extension ServerConfiguration {
             throw ConfigurationError(setting, "two endpoints have the same name")
         }
         return endpoints
+    }
+
+    /// Whether the OpenTelemetry variables ask for traces over OTLP (``ServerConfiguration/exportsTraces``).
+    static func exportsTraces(environment: [String: String]) -> Bool {
+        func value(_ name: String) -> String? {
+            guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return value
+        }
+        guard value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != nil || value("OTEL_EXPORTER_OTLP_ENDPOINT") != nil else { return false }
+        if value("OTEL_SDK_DISABLED")?.lowercased() == "true" { return false }
+        if let exporter = value("OTEL_TRACES_EXPORTER"), exporter.lowercased() != "otlp" { return false }
+        return true
     }
 }

@@ -170,6 +170,11 @@ public struct ServerConfiguration: Sendable {
     /// Console cookies always `Secure` (`STOREGATE_CONSOLE_SECURE_COOKIES=true`); otherwise
     /// only when the request came through a TLS terminator (`X-Forwarded-Proto: https`).
     public var consoleSecureCookies = false
+    /// Whether traces are exported over OTLP: `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, `OTEL_SDK_DISABLED` is not `true` and
+    /// `OTEL_TRACES_EXPORTER` is not `none`. Off, no tracer is bootstrapped and requests get
+    /// no tracing middleware (docs/tracing.md).
+    public var exportsTraces = false
 
     /// The default configuration: a working service on `./storegate.sqlite`, no keys, no apps.
     public init() {}
@@ -203,6 +208,7 @@ public struct ServerConfiguration: Sendable {
             "transfer_policy": "\(transferPolicy)",
             "webhook_private_addresses": webhookAddressPolicy.allowsPrivateAddresses ? "allowed" : "refused",
             "api_key_rate_limit": "\(apiKeyRateLimit.map(\.description) ?? "off")",
+            "traces": exportsTraces ? "otlp" : "off",
         ]
     }
 }

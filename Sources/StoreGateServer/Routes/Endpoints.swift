@@ -7,6 +7,7 @@ import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
 import StoreGateWorkers
+import Tracing
 
 /// What every handler needs: the configuration, the verifiers, the ledger, the metrics and
 /// the clock. Each group of endpoints is an extension in its own file under `Routes/`.
@@ -55,7 +56,16 @@ struct Endpoints: Sendable {
     /// Records a verified proof for an account, mapping ledger refusals to replies.
     func record(_ proof: VerifiedProof, for account: AccountID, context: StoreGateRequestContext) async throws(APIError) -> RecordOutcome {
         do throws(LedgerError) {
-            return try await ledger.record(proof, for: account)
+            return try await Traces.span(Traces.ledgerRecord) { span throws(LedgerError) in
+                let outcome = try await ledger.record(proof, for: account)
+                span.attributes["storegate.record.new_transactions"] = outcome.newTransactionIds.count
+                span.attributes["storegate.record.updated_transactions"] = outcome.updatedTransactionIds.count
+                context.logger.debug("recorded a proof", metadata: [
+                    "new": "\(outcome.newTransactionIds.count)", "updated": "\(outcome.updatedTransactionIds.count)",
+                    "unchanged": "\(outcome.unchangedTransactionIds.count)",
+                ])
+                return outcome
+            }
         } catch {
             throw APIError.ledger(error, logger: context.logger)
         }

@@ -63,6 +63,12 @@ struct ProofVerification: Sendable {
     /// Verifies a base64 app receipt against the accepted app it names and the request's
     /// expectations, the app's accepted versions among them.
     func verifyReceipt(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
+        try await Traces.span(Traces.receiptVerification) { _ throws(APIError) in
+            try await verifyReceiptUntraced(base64: base64, request)
+        }
+    }
+
+    private func verifyReceiptUntraced(base64: String, _ request: ReceiptRequest) async throws(APIError) -> VerifiedReceipt {
         let der: [UInt8]
         do {
             der = try UnverifiedReceipt.der(base64: base64, limits: receiptVerifier.limits)
@@ -116,6 +122,14 @@ struct ProofVerification: Sendable {
     func verifyTransaction(
         _ jws: String, renewalInfo: String? = nil, productId: String? = nil, transactionId: String? = nil
     ) async throws(APIError) -> VerifiedSignedTransaction {
+        try await Traces.span(Traces.transactionVerification) { _ throws(APIError) in
+            try await verifyTransactionUntraced(jws, renewalInfo: renewalInfo, productId: productId, transactionId: transactionId)
+        }
+    }
+
+    private func verifyTransactionUntraced(
+        _ jws: String, renewalInfo: String?, productId: String?, transactionId: String?
+    ) async throws(APIError) -> VerifiedSignedTransaction {
         let verifier = try verifier(for: jws) { payload in
             if case .transaction(let transaction) = payload { return transaction.bundleId }
             return nil
@@ -132,6 +146,12 @@ struct ProofVerification: Sendable {
 
     /// Verifies a notification `signedPayload` against the accepted app it names.
     func verifyNotification(_ jws: String) async throws(APIError) -> VerifiedSignedNotification {
+        try await Traces.span(Traces.notificationVerification) { _ throws(APIError) in
+            try await verifyNotificationUntraced(jws)
+        }
+    }
+
+    private func verifyNotificationUntraced(_ jws: String) async throws(APIError) -> VerifiedSignedNotification {
         let verifier = try verifier(for: jws) { payload in
             if case .notification(let notification) = payload { return notification.subject.bundleId }
             return nil
