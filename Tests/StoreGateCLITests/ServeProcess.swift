@@ -24,6 +24,11 @@ struct ServeProcess {
     let process: Process
     let port: Int
     let directory: URL
+    /// The file standard error goes to, when ``start(_:arguments:environment:logToFile:prepare:)`` was asked to keep it.
+    let stderr: URL?
+
+    /// What the service wrote to standard error so far (empty when not kept).
+    var log: String { stderr.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? "" }  // a test reading its own file
 
     /// The ledger's file.
     var database: String { directory.appendingPathComponent("ledger.sqlite").path }
@@ -33,13 +38,16 @@ struct ServeProcess {
     /// - Parameters:
     ///   - name: The temporary directory's prefix.
     ///   - arguments: Arguments after `serve`.
-    ///   - environment: Settings added to (or replacing) the defaults above.
+    ///   - environment: Settings added to (or replacing) the defaults above. `OTEL_` variables
+    ///     of the test's own environment are never passed on.
+    ///   - logToFile: Keeps standard error in the directory (``log``) instead of discarding it.
     ///   - prepare: Writes files into the directory before the service starts; returns settings
     ///     that name them.
     static func start(
         _ name: String,
         arguments: [String] = [],
         environment extra: [String: String] = [:],
+        logToFile: Bool = false,
         prepare: (URL) throws -> [String: String] = { _ in [:] }
     ) async throws -> ServeProcess {
         let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
@@ -53,7 +61,7 @@ struct ServeProcess {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve"] + arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
         environment["STOREGATE_PORT"] = String(port)
         environment["STOREGATE_DATABASE"] = "sqlite:\(directory.appendingPathComponent("ledger.sqlite").path)"
         environment["STOREGATE_BUNDLE_IDS"] = bundleId
@@ -65,18 +73,26 @@ struct ServeProcess {
         environment.merge(prepared) { _, new in new }
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        var stderr: URL?
+        if logToFile {
+            let file = directory.appendingPathComponent("stderr.log")
+            try Data().write(to: file)
+            process.standardError = try FileHandle(forWritingTo: file)
+            stderr = file
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
-        let serve = ServeProcess(process: process, port: port, directory: directory)
+        let serve = ServeProcess(process: process, port: port, directory: directory, stderr: stderr)
 
         var ready = false
         let deadline = ContinuousClock.now + .seconds(20)
-        while !ready, ContinuousClock.now < deadline {
+        while !ready, process.isRunning, ContinuousClock.now < deadline {
             ready = (try? await serve.send("GET", "/readyz"))?.status == 200  // not listening yet: try again
             if !ready { try await Task.sleep(for: .milliseconds(100)) }
         }
         if !ready { serve.stop() }
-        try #require(ready, "storegate serve did not become ready")
+        try #require(ready, "storegate serve did not become ready: \(serve.log)")
         return serve
     }
 

@@ -24,46 +24,16 @@ struct TracingCLITests {
         let stderr: URL
 
         static func start(_ name: String, environment extra: [String: String], webhookURL: String? = nil) async throws -> Serve {
-            let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
-            let directory = try TemporaryFiles.directory(name)
-            let trust = directory.appendingPathComponent("trust")
-            try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)
-            try Data(try TestCertificateAuthority.shared(.rsa2048).root.der).write(to: trust.appendingPathComponent("root.der"))
-            let port = try FreePort.next()
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["serve"]
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
-            environment["STOREGATE_PORT"] = String(port)
-            environment["STOREGATE_DATABASE"] = "sqlite:\(directory.appendingPathComponent("ledger.sqlite").path)"
-            environment["STOREGATE_BUNDLE_IDS"] = DiskFullTests.bundleId
-            environment["STOREGATE_TRUST_DIR"] = trust.path
-            environment["STOREGATE_ENVIRONMENTS"] = "test"
-            environment["STOREGATE_API_KEYS"] = "disk:\(DiskFullTests.key)"
-            environment["STOREGATE_LOG_LEVEL"] = "debug"
-            environment["STOREGATE_SHUTDOWN_GRACE_SECONDS"] = "15"
-            if let webhookURL {
+            let settings = ["STOREGATE_LOG_LEVEL": "debug", "STOREGATE_SHUTDOWN_GRACE_SECONDS": "15"].merging(extra) { _, new in new }
+            let serve = try await ServeProcess.start(name, environment: settings, logToFile: true) { directory in
+                guard let webhookURL else { return [:] }
                 let file = directory.appendingPathComponent("webhooks.json")
                 let endpoints: [String: Any] = ["endpoints": [["name": "traces", "url": webhookURL, "secret": TracingCLITests.webhookSecret]]]
                 try JSONSerialization.data(withJSONObject: endpoints).write(to: file)
-                environment["STOREGATE_WEBHOOKS_FILE"] = file.path
+                // The receiver listens on 127.0.0.1, which the default address policy refuses.
+                return ["STOREGATE_WEBHOOKS_FILE": file.path, "STOREGATE_WEBHOOK_ALLOW_PRIVATE": "1"]
             }
-            environment.merge(extra) { _, new in new }
-            process.environment = environment
-            let stderr = directory.appendingPathComponent("stderr.log")
-            try Data().write(to: stderr)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = try FileHandle(forWritingTo: stderr)
-            try process.run()
-            let serve = Serve(process: process, port: port, stderr: stderr)
-            var ready = false
-            for _ in 0..<200 where !ready && process.isRunning {
-                ready = (try? await DiskFullTests.send("GET", port, "/readyz"))?.status == 200  // not listening yet: try again
-                if !ready { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            if !ready { process.terminate() }
-            try #require(ready, "storegate serve did not become ready: \(serve.log)")
-            return serve
+            return Serve(process: serve.process, port: serve.port, stderr: try #require(serve.stderr))
         }
 
         var log: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }  // a test reading its own file
@@ -73,10 +43,10 @@ struct TracingCLITests {
             var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/v1/receipts/verify")))
             request.httpMethod = "POST"
             request.timeoutInterval = 20
-            request.setValue("Bearer \(DiskFullTests.key)", forHTTPHeaderField: "Authorization")
+            request.setValue("Bearer \(ServeProcess.key)", forHTTPHeaderField: "Authorization")
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             if let traceparent { request.setValue(traceparent, forHTTPHeaderField: "traceparent") }
-            request.httpBody = try JSONSerialization.data(withJSONObject: try DiskFullTests.receipt(0))
+            request.httpBody = try JSONSerialization.data(withJSONObject: try ServeProcess.receipt(0))
             let (_, response) = try await URLSession.shared.data(for: request)
             return (response as? HTTPURLResponse)?.statusCode ?? 0
         }
