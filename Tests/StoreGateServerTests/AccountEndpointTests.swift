@@ -14,7 +14,7 @@ struct AccountEndpointTests {
     @Test("an unknown account has empty entitlements")
     func unknownAccount() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.get, "/v1/accounts/nobody/entitlements", key: TestData.readerKey)
             #expect(response.status == .ok)
             let json = try response.json
@@ -29,7 +29,7 @@ struct AccountEndpointTests {
     @Test("an account's entitlements answer in the catalog's words; one entitlement is checked on its own; an unknown one is 404")
     func catalogEntitlements() async throws {
         let (app, _) = TestData.application(try TestData.entitlementsConfiguration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let before = try await client.send(.get, "/v1/accounts/erin/entitlements/premium", key: TestData.readerKey)
             #expect(before.status == .ok)
             #expect(member(try before.json, "entitlement", "isActive") as? Bool == false)
@@ -79,7 +79,7 @@ struct AccountEndpointTests {
     @Test("account ids are percent-decoded from the path")
     func percentDecoding() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "41000000"), account: "user 7@example.com"))
             let response = try await client.send(.get, "/v1/accounts/user%207%40example.com/entitlements", key: TestData.readerKey)
             #expect(try response.json["account"] as? String == "user 7@example.com")
@@ -97,7 +97,7 @@ struct AccountEndpointTests {
     func consumption() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let consume = "/v1/accounts/dave/consumables/\(TestData.coins)/consume"
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "42000000"), account: "dave"))
 
             let first = try await client.send(.post, consume, key: TestData.fullKey, body: try TestData.json(["quantity": 2, "idempotencyKey": "order-1"]))
@@ -141,7 +141,7 @@ struct AccountEndpointTests {
     @Test("a malformed consumption is answered 400 naming the field", arguments: badConsumptions)
     func badConsumption(_ body: String, _ status: Int, _ code: String, _ field: String?) async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, "/v1/accounts/dave/consumables/coins/consume", key: TestData.fullKey, body: ByteBuffer(string: body))
             #expect(response.status.code == status)
             #expect(response.code == code)
@@ -152,7 +152,7 @@ struct AccountEndpointTests {
     @Test("consuming what the account never bought is refused with 409")
     func nothingToConsume() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, "/v1/accounts/erin/consumables/\(TestData.coins)/consume", key: TestData.fullKey, body: try TestData.json(["idempotencyKey": "k"]))
             #expect(response.status == .conflict)
             #expect(response.code == "insufficient_balance")

@@ -40,7 +40,7 @@ struct AnalyticsEndpointTests {
     @Test("a metric answers per month in each currency; grouping splits it; the key needs analytics.read")
     func json() async throws {
         let app = try await Self.seeded(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.get, "/v1/analytics/gross_revenue?from=2026-01-01&to=2026-02-28&interval=month", key: TestData.fullKey)
             #expect(reply.status == .ok)
             let json = try reply.json
@@ -77,7 +77,7 @@ struct AnalyticsEndpointTests {
     @Test("an unknown metric or a bad parameter is refused by code", arguments: refused)
     func refusals(uri: String, status: HTTPResponse.Status, code: String) async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.get, uri, key: TestData.fullKey)
             #expect(reply.status == status)
             #expect(reply.code == code)
@@ -87,7 +87,7 @@ struct AnalyticsEndpointTests {
     @Test("Accept: text/csv answers the same points as CSV")
     func csv() async throws {
         let app = try await Self.seeded(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.get, "/v1/analytics/mrr?from=2026-01-10&to=2026-01-11", key: TestData.fullKey, headers: [.accept: "text/csv"])
             #expect(reply.status == .ok)
             #expect(reply.headers[.contentType]?.hasPrefix("text/csv") == true)
@@ -108,7 +108,7 @@ struct AnalyticsEndpointTests {
         var configuration = try TestData.configuration()
         configuration.exchangeRates = try ExchangeRates(json: Array(#"{"reportingCurrency": "USD", "rates": {"EUR": {"2026-01-01": 1.5}}}"#.utf8))
         let app = try await Self.seeded(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let json = try await client.send(.get, "/v1/analytics/gross_revenue?from=2026-01-01&to=2026-01-31&interval=month", key: TestData.fullKey).json
             let points = try #require(json["points"] as? [[String: Any]])
             let total = try #require(points.first { $0["converted"] as? Bool == true })
@@ -120,7 +120,7 @@ struct AnalyticsEndpointTests {
         var late = try TestData.configuration()
         late.exchangeRates = try ExchangeRates(json: Array(#"{"reportingCurrency": "USD", "rates": {"EUR": {"2026-03-01": 1.5}}}"#.utf8))
         let lateApp = try await Self.seeded(late)
-        try await lateApp.test(.router) { client in
+        try await lateApp.testRouter { client in
             let json = try await client.send(.get, "/v1/analytics/gross_revenue?from=2026-01-01&to=2026-01-31&interval=month", key: TestData.fullKey).json
             #expect((json["missingRates"] as? [String]) == ["EUR"])
             let total = try #require((json["points"] as? [[String: Any]])?.first { $0["converted"] as? Bool == true })
@@ -137,7 +137,7 @@ struct AnalyticsEndpointTests {
         let (app, ledger) = TestData.application(try TestData.configuration())
         let start = (now.timeIntervalSince1970 - 1_767_614_400) / 86_400 - 1
         try await ledger.record(Self.purchase("g-1", price: 4990, currency: "USD", storefront: "USA", start: start), for: try AccountID("alice"))
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let text = try await client.send(.get, "/metrics").text
             #expect(text.contains("storegate_active_subscriptions 1\n"))
             #expect(text.contains("storegate_active_trials 0\n"))

@@ -128,7 +128,7 @@ struct AppleActionsEndpointTests {
         configuration.apiKeys = keys
         let (app, _) = TestData.application(configuration)
         let body = try TestData.json(["extendByDays": 7, "extendReasonCode": "other"])
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.post, "/v1/accounts/ann/subscriptions/1/extend", key: Self.opsKey, body: body)
             #expect(reply.status == .conflict)
             #expect(try reply.json["code"] as? String == "appstore_not_configured")

@@ -73,7 +73,7 @@ struct ConsoleTests {
     @Test("sign-in takes only a key with the console permission, behind its own form token, and sets a strict cookie")
     func signIn() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             // No session: pages redirect to sign-in, posts are refused.
             let page = try await client.execute(uri: "/console/accounts/alice?before=5", method: .get, headers: [:], body: nil)
             #expect(page.status == .seeOther)
@@ -132,7 +132,7 @@ struct ConsoleTests {
         try keys.add(name: "viewer", secret: "viewer-key-0123456789abcdef", permissions: [.console])
         configuration.apiKeys = keys
         let (app, ledger) = TestData.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let (_, signedIn) = try await Self.signIn(client)
             let browser = try #require(signedIn)
             let page = try await client.execute(uri: "/console/accounts/june", method: .get, headers: browser.headers, body: nil)
@@ -172,7 +172,7 @@ struct ConsoleTests {
     @Test("every page carries a strict CSP; every form post is CSRF-checked; sign-out ends the session")
     func csrfAndHeaders() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let (_, signedIn) = try await Self.signIn(client)
             let browser = try #require(signedIn)
             for path in ["/console", "/console/search?q=alice", "/console/accounts/alice", "/console/inspect", "/console/system", "/console/signin"] {
@@ -221,7 +221,7 @@ struct ConsoleTests {
     @Test("names and search terms with markup are escaped everywhere they appear")
     func escaping() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let account = "<script>alert('x')</script>&\"q\""
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(), account: account))
             let browser = try #require(try await Self.signIn(client).1)
@@ -253,7 +253,7 @@ struct ConsoleTests {
         let (app, _) = TestData.application(configuration, ledger: ledger)
         let receipt = Base64.encode(try TestData.receipt())
         let jws = try TestData.signedTransaction()
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.json(["receipt": receipt, "account": "alice"]))
             try await client.send(.post, "/v1/transactions/verify", key: TestData.fullKey, body: try TestData.json(["signedTransaction": jws, "account": "alice"]))
             let browser = try #require(try await Self.signIn(client).1)
@@ -299,7 +299,7 @@ struct ConsoleTests {
             ("not a proof at all!", "FAIL", "unreadable input"),
             (try TestData.signedTransaction(bundleId: "com.other.app"), "FAIL", "StoreKit 2 JWS"),
         ]
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let browser = try #require(try await Self.signIn(client).1)
             for (proof, status, kind) in cases {
                 let (headers, body) = browser.form(["proof": proof, "csrf": browser.csrf])
@@ -320,7 +320,7 @@ struct ConsoleTests {
         let receipt = try TestData.receipt(purchases: [
             .init(productId: TestData.coins, transactionId: "5000000000000001", purchaseDate: TestData.created, quantity: 10_000)
         ])
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "heavy"))
             let account = try AccountID("heavy")
             for index in 1...9_999 {
@@ -361,7 +361,7 @@ struct ConsoleTests {
         let end = Date().addingTimeInterval(3600).ledgerNormalized
         try await ledger.record(.subscriptionPeriod("5100000000000001", bundleId: TestData.bundleId, endingAt: end), for: try AccountID("ida"))
         #expect(try await ledger.emitElapsedTransitions(until: end.addingTimeInterval(60), limit: 10) == 1)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let browser = try #require(try await Self.signIn(client).1)
             let page = try await client.execute(uri: "/console/accounts/ida", method: .get, headers: browser.headers, body: nil)
             #expect(page.status == .ok)
@@ -374,7 +374,7 @@ struct ConsoleTests {
     @Test("the overview charts 90 days as labelled inline SVG; the assets stay small")
     func overviewAndAssets() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(), account: "alice"))
             let browser = try #require(try await Self.signIn(client).1)
             let overview = try await client.execute(uri: "/console", method: .get, headers: browser.headers, body: nil).text

@@ -21,7 +21,7 @@ struct ConsoleTransferTests {
         configuration.apiKeys = keys
         let (app, ledger) = TestData.application(configuration)
         let receipt = try TestData.receipt(transactionPrefix: "17000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "kim"))
             let (_, signedIn) = try await ConsoleTests.signIn(client)
             let browser = try #require(signedIn)

@@ -20,7 +20,7 @@ struct ConsoleWebhookTests {
         try keys.add(name: "viewer", secret: "viewer-key-0123456789abcdef", permissions: [.console])
         configuration.apiKeys = keys
         let (app, ledger) = TestData.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let (_, signedIn) = try await ConsoleTests.signIn(client)
             let browser = try #require(signedIn)
             let empty = try await client.execute(uri: "/console/system", method: .get, headers: browser.headers, body: nil)

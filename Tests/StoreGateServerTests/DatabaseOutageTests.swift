@@ -47,7 +47,7 @@ struct DatabaseOutageTests {
         let app = TestData.application(configuration, opened: try LedgerOpener.open(configuration, logger: logger, connectTimeout: .seconds(60)))
         let receipts = try (0..<40).map { index in try TestData.receipt(transactionPrefix: String(92_000_000 + index)) }
 
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let phase = Mutex(0)  // 0 before the outage, 1 during, 2 after
             func verify(_ index: Int, duringOutage: Bool = false) async throws -> Reply {
                 let account = "outage-\(index)"

@@ -16,7 +16,7 @@ struct EventEndpointTests {
     @Test("GET /v1/events pages through purchases, consumption and a refund in commit order")
     func stream() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let empty = try await client.send(.get, "/v1/events", key: TestData.fullKey)
             #expect(empty.status == .ok)
             #expect((try empty.json["events"] as? [Any])?.isEmpty == true)
@@ -58,7 +58,7 @@ struct EventEndpointTests {
     @Test("retention deletes the oldest events; a cursor below them answers 410 cursor_expired, 0 reads from the oldest kept")
     func retention() async throws {
         let (app, ledger) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "44000000"), account: "fay"))
             try await client.send(.post, "/v1/accounts/fay/consumables/\(TestData.coins)/consume", key: TestData.fullKey,
                                   body: try TestData.json(["quantity": 1, "idempotencyKey": "order-1"]))
@@ -86,7 +86,7 @@ struct EventEndpointTests {
     ])
     func refusals(_ query: String) async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let bad = try await client.send(.get, "/v1/events?\(query)", key: TestData.fullKey)
             #expect(bad.status == .badRequest)
             #expect(bad.code == "invalid_query_parameter")

@@ -24,7 +24,7 @@ struct GrantEndpointTests {
     @Test("support grants an entitlement for a week: the account is entitled with the grant as its source; a retry replays; a revocation ends it; every step is evented")
     func grantAndRevoke() async throws {
         let (app, ledger) = TestData.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let body = try TestData.json(["entitlement": "premium", "duration": "P7D", "reason": "ticket 4711: app crashed at checkout", "idempotencyKey": "ticket-4711"])
             let created = try await client.send(.post, "/v1/accounts/gina/grants", key: Self.supportKey, body: body)
             #expect(created.status == .created)
@@ -73,7 +73,7 @@ struct GrantEndpointTests {
     @Test("a bad grant request names the member; an unknown entitlement is refused", arguments: refused)
     func refusals(_ body: String, _ status: Int, _ code: String) async throws {
         let (app, _) = TestData.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.post, "/v1/accounts/hal/grants", key: Self.supportKey, body: ByteBuffer(string: body))
             #expect(reply.status.code == status)
             #expect(reply.code == code)
@@ -83,7 +83,7 @@ struct GrantEndpointTests {
     @Test("a key without grants.manage is refused; revoking an unknown grant is 404")
     func permissions() async throws {
         let (app, _) = TestData.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let body = try TestData.json(["entitlement": "premium", "duration": "PT1H", "reason": "r", "idempotencyKey": "k"])
             let forbidden = try await client.send(.post, "/v1/accounts/ida/grants", key: TestData.readerKey, body: body)
             #expect(forbidden.status == .forbidden)

@@ -27,7 +27,7 @@ struct LegacyVerifyReceiptTests {
     func valid() async throws {
         let (app, ledger) = TestData.application(try TestData.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "51000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try Self.body(receipt))
             #expect(response.status == .ok)
             let json = try response.json
@@ -83,7 +83,7 @@ struct LegacyVerifyReceiptTests {
         }
         let (app, _) = TestData.application(configuration)
         let request = body
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: request)
             #expect(response.status == .ok)
             #expect(try response.json["status"] as? Int == status)
@@ -110,7 +110,7 @@ struct LegacyVerifyReceiptTests {
         var configuration = try TestData.configuration(apps: [.init(bundleId: bundleId)], environments: [accepted])
         configuration.trustStore = TrustStore()
         let (app, _) = TestData.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try Self.body(der))
             #expect(try response.json["status"] as? Int == status)
         }
@@ -122,7 +122,7 @@ struct LegacyVerifyReceiptTests {
         configuration.sharedSecret = SharedSecret("0123456789abcdef0123456789abcdef")
         let (app, _) = TestData.application(configuration)
         let receipt = try TestData.receipt(transactionPrefix: "53000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let right = try await client.send(.post, path, body: try Self.body(receipt, password: "0123456789abcdef0123456789abcdef"))
             #expect(try right.json["status"] as? Int == 0)
             let wrong = try await client.send(.post, path, body: try Self.body(receipt, password: "0123456789abcdef0123456789abcdee"))
@@ -140,7 +140,7 @@ struct LegacyVerifyReceiptTests {
     func authentication() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "54000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let anonymous = try await client.send(.post, path, body: try Self.body(receipt, password: "anything"))
             #expect(anonymous.status == .unauthorized)
             #expect(anonymous.code == "unauthorized")
@@ -154,7 +154,7 @@ struct LegacyVerifyReceiptTests {
     @Test("GET gets Apple's 21000; other methods 405")
     func notPost() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let get = try await client.send(.get, path)
             #expect(get.status == .ok)
             #expect(try get.json["status"] as? Int == 21000)
@@ -178,7 +178,7 @@ struct LegacyVerifyReceiptTests {
         }.reversed()
         let receipt = try TestData.receipt(purchases: Array(purchases))
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let all = try await client.send(.post, path, key: TestData.fullKey, body: try Self.body(receipt))
             let info = try #require(try all.json["latest_receipt_info"] as? [[String: Any]])
             #expect(info.map { $0["transaction_id"] as? String } == ["5500000000000000", "5500000000000001", "5500000000000002"])
@@ -199,7 +199,7 @@ struct LegacyVerifyReceiptTests {
         var configuration = try TestData.configuration()
         configuration.trustStore = TrustStore()
         let (app, _) = TestData.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try Self.body(der))
             try Self.expectSameInApp(response, appleReply: apple)
         }

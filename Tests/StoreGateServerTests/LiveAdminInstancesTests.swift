@@ -56,8 +56,8 @@ struct LiveAdminInstancesTests {
     @Test("a key created on one instance works on the other; revoked on one, the other refuses it within a second", arguments: backends)
     func revocation(backend: Backend) async throws {
         try await Self.withTwoInstances(backend) { appA, appB in
-            try await appA.test(.router) { a in
-                try await appB.test(.router) { b in
+            try await appA.testRouter { a in
+                try await appB.testRouter { b in
                     let created = try await a.send(
                         .post, "/v1/keys", key: LiveAdminTests.adminKey, body: try TestData.json(["name": "service", "permissions": ["entitlements.read"]])
                     )
@@ -93,8 +93,8 @@ struct LiveAdminInstancesTests {
     func sharedEndpoints(backend: Backend) async throws {
         try await WebhookReceiver.run(secret: LiveWebhookEndpointTests.secret) { receiver in
             try await Self.withTwoInstances(backend, configure: { $0.webhookPolicy = LiveWebhookEndpointTests.fastPolicy() }) { appA, appB in
-                try await appA.test(.router) { a in
-                    try await appB.test(.router) { b in
+                try await appA.testRouter { a in
+                    try await appB.testRouter { b in
                         let created = try await a.send(
                             .post, "/v1/webhooks/endpoints", key: LiveAdminTests.hooksKey,
                             body: try TestData.json(["name": "shared", "url": receiver.url, "secrets": [LiveWebhookEndpointTests.secret]])

@@ -68,7 +68,7 @@ struct LiveAdminTests {
     func keyLifecycle() async throws {
         let logs = RecordingLogs()
         let app = Self.application(try Self.configuration(), logs: logs)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let created = try await client.send(
                 .post, "/v1/keys", key: Self.adminKey, body: try TestData.json(["name": "billing", "permissions": ["entitlements.read"]])
             )
@@ -114,7 +114,7 @@ struct LiveAdminTests {
     @Test("key creation refuses by code: a permission the caller lacks, a name taken, bad fields; configured keys are not revocable")
     func keyRefusals() async throws {
         let app = Self.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             func create(_ body: [String: Any], key: String = Self.adminKey) async throws -> TestResponse {
                 try await client.send(.post, "/v1/keys", key: key, body: try TestData.json(body))
             }
@@ -159,7 +159,7 @@ struct LiveAdminTests {
         var logger = Logger(label: "storegate.tests")
         logger.logLevel = .critical
         let app = buildApplication(configuration: configuration, ledger: ledger, logger: logger)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             #expect(try await client.send(.get, "/v1/accounts/a/entitlements", key: secret).status == .unauthorized)
             let listed = try await client.send(.get, "/v1/keys", key: TestData.fullKey)
             #expect((try listed.json["keys"] as? [[String: Any]])?.first { $0["name"] as? String == "old" }?["state"] as? String == "expired")
@@ -171,7 +171,7 @@ struct LiveAdminTests {
         var configuration = try Self.configuration()
         configuration.apiKeyRateLimit = try APIKeyRateLimit(requests: 3, seconds: 3600)
         let app = Self.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let created = try await client.send(
                 .post, "/v1/keys", key: TestData.fullKey,
                 body: try TestData.json(["name": "limited", "permissions": ["entitlements.read"], "rateLimit": ["requests": 2, "seconds": 60]])

@@ -36,7 +36,7 @@ struct LiveWebhookEndpointTests {
         let logs = RecordingLogs()
         let app = LiveAdminTests.application(try LiveAdminTests.configuration(), logs: logs)
         let hooks = LiveAdminTests.hooksKey
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let created = try await client.send(
                 .post, "/v1/webhooks/endpoints", key: hooks,
                 body: try TestData.json(["name": "billing", "url": "https://billing.example.com/hooks?token=abc", "types": ["grant.created"]])
@@ -120,7 +120,7 @@ struct LiveWebhookEndpointTests {
         configuration.webhookAddressPolicy = WebhookAddressPolicy()
         configuration.webhooks = [try WebhookEndpoint(name: "seeded", url: "https://seeded.example.com/", secret: Self.secret)]
         let app = LiveAdminTests.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let refused = try await client.send(.post, "/v1/webhooks/endpoints", key: LiveAdminTests.hooksKey, body: try TestData.json(["name": "internal", "url": url]))
             #expect(refused.status == .unprocessableContent, "\(url): \(refused.text)")
             #expect(refused.code == "webhook_address_forbidden")
@@ -192,7 +192,7 @@ struct LiveWebhookEndpointTests {
         try await seedWebhookEndpoints(configuration.webhooks, into: ledger, at: Date(), logger: logger)
         // A (re)start seeds again: nothing changes.
         let app = buildApplication(configuration: configuration, ledger: ledger, logger: logger)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let listed = try await client.send(.get, "/v1/webhooks/endpoints", key: LiveAdminTests.hooksKey)
             let endpoints = try listed.json["endpoints"] as? [[String: Any]] ?? []
             #expect(endpoints.count == 1)

@@ -45,7 +45,7 @@ struct OfferEndpointTests {
     @Test("each kind is signed with the configured key: the StoreKit 1 signature verifies over Apple's string, the JWS carry their claims")
     func signsEachKind() async throws {
         let (app, _) = TestData.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let v1 = try await client.send(.post, "/v1/offers/sign", key: Self.signerKey, body: try TestData.json([
                 "kind": "promotional_offer_v1", "productId": TestData.monthly, "offerIdentifier": "winback-50", "applicationUsername": "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
             ]))
@@ -110,7 +110,7 @@ struct OfferEndpointTests {
         let (name, body, status, code) = Self.refusals[index]
         let (app, _) = TestData.application(try Self.configuration())
         let bytes = try TestData.json(body)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let reply = try await client.send(.post, "/v1/offers/sign", key: Self.signerKey, body: bytes)
             #expect(reply.status == status, "\(name)")
             #expect(try reply.json["code"] as? String == code, "\(name)")
@@ -122,13 +122,13 @@ struct OfferEndpointTests {
     func access() async throws {
         let (unconfigured, _) = TestData.application(try Self.configuration(key: false))
         let body = try TestData.json(["kind": "promotional_offer_v2", "productId": "p", "offerIdentifier": "o"])
-        try await unconfigured.test(.router) { client in
+        try await unconfigured.testRouter { client in
             let reply = try await client.send(.post, "/v1/offers/sign", key: Self.signerKey, body: body)
             #expect(reply.status == .conflict)
             #expect(try reply.json["code"] as? String == "offers_not_configured")
         }
         let (app, _) = TestData.application(try Self.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let forbidden = try await client.send(.post, "/v1/offers/sign", key: TestData.readerKey, body: body)
             #expect(forbidden.status == .forbidden)
             let anonymous = try await client.send(.post, "/v1/offers/sign", body: body)
@@ -140,7 +140,7 @@ struct OfferEndpointTests {
     func eligibility() async throws {
         for policy in [OfferEligibilityPolicy.subscribers, .lapsed] {
             let (app, _) = TestData.application(try Self.configuration(policy: policy))
-            try await app.test(.router) { client in
+            try await app.testRouter { client in
                 func record(_ account: String, _ transactionId: String, signedDate: Date) async throws {
                     let reply = try await client.send(.post, "/v1/transactions/verify", key: TestData.fullKey, body: try TestData.json([
                         "signedTransaction": try TestData.signedTransaction(transactionId: transactionId, signedDate: signedDate), "account": account,

@@ -21,7 +21,7 @@ struct OperationsTests {
     @Test("an endpoint answers 401 without a key, with a malformed header or an unknown key", arguments: authenticated)
     func unauthorized(_ method: HTTPRequest.Method, _ path: String, _ permission: Permission) async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             for headers: HTTPFields in [[:], [.authorization: "Basic Zm9vOmJhcg=="], [.authorization: "Bearer"], [.authorization: "Bearer wrong-key-0123456789abcdef"]] {
                 let response = try await client.execute(uri: path, method: method, headers: headers, body: ByteBuffer(string: "{}"))
                 #expect(response.status == .unauthorized)
@@ -39,7 +39,7 @@ struct OperationsTests {
         try keys.add(name: "others", secret: "all-other-permissions-0123", permissions: Set(Permission.allCases).subtracting([permission]))
         configuration.apiKeys = keys
         let (app, _) = TestData.application(configuration)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let refused = try await client.send(method, path, key: "all-other-permissions-0123", body: ByteBuffer(string: "{}"))
             #expect(refused.status == .forbidden)
             #expect(refused.code == "forbidden")
@@ -54,7 +54,7 @@ struct OperationsTests {
         configuration.maxBodyBytes = 4096
         let (app, _) = TestData.application(configuration)
         let large = try TestData.json(["receipt": String(repeating: "A", count: 8192), "account": "alice"])
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             for path in ["/v1/receipts/verify", "/v1/notifications/apple", "/verifyReceipt"] {
                 let response = try await client.send(.post, path, key: TestData.fullKey, body: large)
                 #expect(response.status == .contentTooLarge, "\(path)")
@@ -79,7 +79,7 @@ struct OperationsTests {
     @Test("unknown paths get a JSON 404 and wrong methods a 405 naming the allowed ones")
     func notFoundAndMethods() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let missing = try await client.send(.get, "/v2/anything", key: TestData.fullKey)
             #expect(missing.status == .notFound)
             #expect(missing.code == "not_found")
@@ -96,7 +96,7 @@ struct OperationsTests {
     @Test("health, readiness, and readiness failing once the ledger is closed")
     func healthAndReadiness() async throws {
         let (app, ledger) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let health = try await client.send(.get, "/healthz")
             #expect(try health.json["status"] as? String == "ok")
             let ready = try await client.send(.get, "/readyz")
@@ -119,7 +119,7 @@ struct OperationsTests {
         ServerMetrics.bootstrapProcessMetrics()
         let configuration = try TestData.configuration()
         let (app, _) = TestData.application(configuration, ledger: try TestData.sqliteLedger(configuration: configuration))
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(transactionPrefix: "61000000"), account: "m"))
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(Array("junk".utf8), account: "m"))
             try await client.send(.get, "/v1/accounts/m/entitlements", key: TestData.fullKey)
@@ -145,7 +145,7 @@ struct OperationsTests {
     func openAPIServed() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let document = try #require(OpenAPIDocument.load())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.get, "/openapi.yaml")
             #expect(response.status == .ok)
             #expect(response.headers[.contentType] == "application/yaml")
@@ -171,7 +171,7 @@ struct OperationsTests {
             (.patch, "/healthz", nil, ""),
             (.get, "/.env", nil, ""),
         ]
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             for (method, path, key, body) in requests {
                 let response = try await client.send(method, path, key: key, body: body.isEmpty ? nil : ByteBuffer(string: body))
                 #expect(response.status.code >= 400, "\(method) \(path)")

@@ -38,8 +38,8 @@ struct PostgresInstancesTests {
         let refund = try TestData.refund(transactionId: "9100000000000002")
         let consume = "/v1/accounts/pat/consumables/\(TestData.coins)/consume"
 
-        try await appA.test(.router) { a in
-            try await appB.test(.router) { b in
+        try await appA.testRouter { a in
+            try await appB.testRouter { b in
                 let recorded = try await a.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "pat"))
                 #expect(recorded.status == .ok)
 
@@ -98,7 +98,7 @@ struct PostgresInstancesTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, app) in apps.enumerated() {
                     group.addTask {
-                        try await app.test(.router) { client in
+                        try await app.testRouter { client in
                             if index == 0 {
                                 // Bought the moment the instance serves: each is refreshed on first sight.
                                 for number in 0..<purchases {

@@ -18,7 +18,7 @@ struct ReceiptEndpointTests {
     func verifiesAndRecords() async throws {
         let (app, ledger) = TestData.application(try TestData.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "11000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "alice"))
             #expect(response.status == .ok)
             let json = try response.json
@@ -46,7 +46,7 @@ struct ReceiptEndpointTests {
     func replayByAnotherAccount() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "12000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "alice"))
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "mallory"))
             #expect(response.status == .conflict)
@@ -104,7 +104,7 @@ struct ReceiptEndpointTests {
             Issue.record("unknown case \(name)")
         }
         let request = try TestData.json(body)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: request)
             #expect(response.status == .unprocessableContent)
             let json = try response.json
@@ -120,7 +120,7 @@ struct ReceiptEndpointTests {
     func environmentNotAccepted() async throws {
         let (app, _) = TestData.application(try TestData.configuration(environments: [.production, .sandbox]))
         let receipt = try TestData.receipt(transactionPrefix: "14000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "alice"))
             #expect(response.status == .unprocessableContent)
             #expect(response.code == "environment_not_accepted")
@@ -130,7 +130,7 @@ struct ReceiptEndpointTests {
     @Test("a version outside the configured app versions is refused")
     func configuredVersions() async throws {
         let (app, _) = TestData.application(try TestData.configuration(apps: [.init(bundleId: TestData.bundleId, appVersions: ["41", "42"])]))
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(), account: "alice"))
             #expect(response.status == .unprocessableContent)
             #expect(response.code == "app_version_mismatch")
@@ -140,7 +140,7 @@ struct ReceiptEndpointTests {
     @Test("with no app configured every receipt is refused")
     func noApp() async throws {
         let (app, _) = TestData.application(try TestData.configuration(apps: []))
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.verifyBody(try TestData.receipt(), account: "alice"))
             #expect(response.status == .unprocessableContent)
             #expect(response.code == "bundle_id_not_accepted")
@@ -157,7 +157,7 @@ struct ReceiptEndpointTests {
         payload.purchases = [.init(productId: TestData.pro, transactionId: "1500000000000001", purchaseDate: TestData.created)]
         let receipt = try ReceiptMinter(authority: try TestData.receiptAuthority).mint(payload)
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(
                 .post, path, key: TestData.fullKey,
                 body: try TestData.verifyBody(receipt, account: "alice", expectations: ["deviceId": device.uuidString, "productId": TestData.pro])
@@ -187,7 +187,7 @@ struct ReceiptEndpointTests {
     @Test("malformed JSON is answered 400 naming the field", arguments: malformed)
     func malformedRequest(_ body: String, _ code: String, _ field: String?) async throws {
         let (app, _) = TestData.application(try TestData.configuration())
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: ByteBuffer(string: body))
             #expect(response.status == .badRequest)
             let json = try response.json

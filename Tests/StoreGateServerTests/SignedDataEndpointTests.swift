@@ -20,7 +20,7 @@ struct TransactionEndpointTests {
         let renewal = try TestData.jwsMinter.mint(json: JWSPayloads.renewalInfo(
             signedDate: Date(), originalTransactionId: "2100000000000001", productId: TestData.monthly
         ))
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.json([
                 "signedTransaction": jws, "signedRenewalInfo": renewal, "account": "bob",
                 "expectations": ["productId": TestData.monthly, "transactionId": "2100000000000001"],
@@ -81,7 +81,7 @@ struct TransactionEndpointTests {
             Issue.record("unknown case \(name)")
         }
         let request = try TestData.json(body)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, key: TestData.fullKey, body: request)
             #expect(response.status.code == status)
             #expect(response.code == code)
@@ -95,7 +95,7 @@ struct TransactionEndpointTests {
         let (app, _) = TestData.application(try TestData.configuration())
         let second = try TestData.signedTransaction(transactionId: "2400000000000001", bundleId: TestData.fixtureBundleId)
         let receipt = try TestData.receipt(bundleId: TestData.fixtureBundleId, transactionPrefix: "24100000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let transaction = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.json(["signedTransaction": second, "account": "bob"]))
             #expect(transaction.status == .ok)
             #expect(try transaction.json["bundleId"] as? String == TestData.fixtureBundleId)
@@ -109,7 +109,7 @@ struct TransactionEndpointTests {
     func replay() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let jws = try TestData.signedTransaction(transactionId: "2300000000000001")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             #expect(try await client.send(.post, path, key: TestData.fullKey, body: try TestData.json(["signedTransaction": jws, "account": "bob"])).status == .ok)
             let response = try await client.send(.post, path, key: TestData.fullKey, body: try TestData.json(["signedTransaction": jws, "account": "eve"]))
             #expect(response.status == .conflict)
@@ -127,7 +127,7 @@ struct NotificationEndpointTests {
         let (app, ledger) = TestData.application(try TestData.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "31000000")
         let refund = try TestData.refund(transactionId: "3100000000000002")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "carol"))
             let first = try await client.send(.post, path, body: try TestData.json(["signedPayload": refund]))
             #expect(first.status == .ok)
@@ -149,7 +149,7 @@ struct NotificationEndpointTests {
     func extraMembers() async throws {
         let (app, _) = TestData.application(try TestData.configuration())
         let refund = try TestData.refund(transactionId: "3200000000000002")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, body: try TestData.json(["signedPayload": refund, "newMember": 1]))
             #expect(response.status == .ok)
         }
@@ -189,7 +189,7 @@ struct NotificationEndpointTests {
             body = ByteBuffer(string: "signedPayload=\(genuine)")
         }
         let request = body
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let response = try await client.send(.post, path, body: request)
             #expect(response.status.code == status)
             #expect(response.code == code)

@@ -42,7 +42,7 @@ struct TransferEndpointTests {
         #expect(opened.ledger.configuration.transferPolicy == .transfer)
         let app = TestData.application(configuration, opened: opened)
         let receipt = try TestData.receipt(transactionPrefix: "13000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let first = try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "ann"))
             #expect(first.status == .ok)
             #expect(member(try first.json, "recorded", "transferredOriginalTransactionIds") as? [String] == [])
@@ -70,7 +70,7 @@ struct TransferEndpointTests {
         let (app, ledger) = TestData.application(try Self.configuration())
         #expect(ledger.configuration.transferPolicy == .refuse)
         let receipt = try TestData.receipt(transactionPrefix: "13500000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "ann"))
             let refused = try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "ben"))
             #expect(refused.status == .conflict)
@@ -83,7 +83,7 @@ struct TransferEndpointTests {
     func manualMove() async throws {
         let (app, ledger) = TestData.application(try Self.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "14000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "ann"))
             let body = try TestData.json(["environment": "test", "originalTransactionId": "1400000000000002", "reason": "ticket 9: new login"])
             let moved = try await client.send(.post, "/v1/accounts/ben/transfers", key: Self.supportKey, body: body)
@@ -135,7 +135,7 @@ struct TransferEndpointTests {
     func refusals(_ body: String, _ status: Int, _ code: String) async throws {
         let (app, ledger) = TestData.application(try Self.configuration())
         let receipt = try TestData.receipt(transactionPrefix: "15000000")
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             try await client.send(.post, Self.verify, key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "ann"))
             let reply = try await client.send(.post, "/v1/accounts/ben/transfers", key: Self.supportKey, body: ByteBuffer(string: body))
             #expect(reply.status.code == status)
@@ -151,7 +151,7 @@ struct TransferEndpointTests {
         var payload = JWSPayloads.transaction(transactionId: "1600000000000001", originalTransactionId: "1600000000000001", productId: TestData.pro, type: "Non-Consumable")
         payload["appAccountToken"] = owner
         let signed = try TestData.jwsMinter.mint(json: payload)
-        try await app.test(.router) { client in
+        try await app.testRouter { client in
             let recorded = try await client.send(.post, "/v1/transactions/verify", key: TestData.fullKey, body: try TestData.json(["signedTransaction": signed, "account": owner]))
             #expect(recorded.status == .ok)
             let body = try TestData.json(["environment": "Test", "originalTransactionId": "1600000000000001", "reason": "r"])
