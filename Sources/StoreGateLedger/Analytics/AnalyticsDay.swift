@@ -51,11 +51,14 @@ public struct AnalyticsDay: Sendable, Hashable, Comparable, Codable, CustomStrin
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// `YYYY-MM-DD`.
+    /// `YYYY-MM-DD`, the year in four digits (at least).
     public var description: String {
         let (year, month, day) = civil
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))"
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value.magnitude)
+            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
     }
 
     /// Midnight UTC of the day.

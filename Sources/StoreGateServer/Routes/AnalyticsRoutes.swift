@@ -128,11 +128,12 @@ extension Endpoints {
         return accept.split(separator: ",").contains { $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/csv" }
     }
 
-    /// A `YYYY-MM-DD` query parameter.
+    /// A `YYYY-MM-DD` query parameter, from 1970 on (no App Store purchase is older, and a range
+    /// reaching back before year 1 could not be written as a date).
     static func dayQuery(_ text: String?, name: String) throws(APIError) -> AnalyticsDay? {
         guard let text else { return nil }
-        guard let day = AnalyticsDay(parsing: text) else {
-            throw APIError(.badRequest, .invalidQueryParameter, "'\(name)' is a date, YYYY-MM-DD", field: name)
+        guard let day = AnalyticsDay(parsing: text), day.number >= 0 else {
+            throw APIError(.badRequest, .invalidQueryParameter, "'\(name)' is a date, YYYY-MM-DD, from 1970-01-01 on", field: name)
         }
         return day
     }
