@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
-import Logging
 import NIOCore
 public import StoreGateAppStoreClient
 import StoreGateCore
@@ -104,72 +104,16 @@ public final class AppleStandIn: Sendable {
     ///     nothing, which is the point of the "untrusted server" test).
     ///   - port: The port on 127.0.0.1; 0 (the default) lets the system choose a free one.
     public static func run<T: Sendable>(tls: Bool = false, port: Int = 0, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
-        try await TestServerSlots.withSlot { try await start(tls: tls, port: port, body) }
-    }
-
-    private static func start<T: Sendable>(tls: Bool, port: Int, _ body: @Sendable (AppleStandIn) async throws -> T) async throws -> T {
         let standIn = AppleStandIn()
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "StoreGate Apple stand-in")
-        let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
-            continuation.yield(channel.localAddress?.port ?? 0)
-            continuation.finish()
-        }
-        let logger = Logger(label: "storegate.apple-stand-in", factory: { _ in SwiftLogNoOpLogHandler() })
+        var server = HTTPServerBuilder.http1()
         if tls {
             let identity = try SelfSignedIdentity.make()
             standIn.tlsCertificateDER.withLock { $0 = identity.certificateDER }
-            let app = Application(
-                router: standIn.router(),
-                server: try .tls(.http1(), tlsConfiguration: identity.serverConfiguration()),
-                configuration: configuration,
-                onServerRunning: onServerRunning,
-                logger: logger
-            )
-            return try await serve(app, standIn: standIn, ports: ports, continuation: continuation, body)
-        } else {
-            let app = Application(
-                router: standIn.router(),
-                server: .http1(),
-                configuration: configuration,
-                onServerRunning: onServerRunning,
-                logger: logger
-            )
-            return try await serve(app, standIn: standIn, ports: ports, continuation: continuation, body)
+            server = try .tls(.http1(), tlsConfiguration: identity.serverConfiguration())
         }
-    }
-
-    private static func serve<App: ApplicationProtocol, T: Sendable>(
-        _ app: App,
-        standIn: AppleStandIn,
-        ports: AsyncStream<Int>,
-        continuation: AsyncStream<Int>.Continuation,
-        _ body: @Sendable (AppleStandIn) async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                defer { continuation.finish() }
-                try await app.run()
-            }
-            var bound: Int?
-            for await port in ports {
-                bound = port
-                break
-            }
-            guard let bound, bound > 0 else {
-                group.cancelAll()
-                try await group.waitForAll()
-                throw StandInError("the stand-in did not start")
-            }
+        return try await TestHTTPServer.run(standIn.router(), name: "StoreGate Apple stand-in", server: server, port: port) { bound in
             standIn.port.withLock { $0 = bound }
-            do {
-                let result = try await body(standIn)
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
+            return try await body(standIn)
         }
     }
 

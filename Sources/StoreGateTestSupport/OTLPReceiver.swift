@@ -1,7 +1,6 @@
 public import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import Synchronization
 
@@ -49,10 +48,6 @@ public final class OTLPReceiver: Sendable {
 
     /// Starts a receiver (in a ``TestServerSlots`` slot), runs `body` with it, and stops it.
     public static func run<T: Sendable>(_ body: @Sendable (OTLPReceiver) async throws -> T) async throws -> T {
-        try await TestServerSlots.withSlot { try await start(body) }
-    }
-
-    private static func start<T: Sendable>(_ body: @Sendable (OTLPReceiver) async throws -> T) async throws -> T {
         let receiver = OTLPReceiver()
         let router = Router()
         router.post("/v1/traces") { request, _ -> Response in
@@ -62,36 +57,9 @@ public final class OTLPReceiver: Sendable {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "StoreGate OTLP receiver"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "storegate.otlp-receiver", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var bound = 0
-            for await port in ports {
-                bound = port
-                break
-            }
-            guard bound > 0 else {
-                group.cancelAll()
-                throw AppleStandIn.StandInError("the OTLP receiver did not start")
-            }
-            receiver.port.withLock { $0 = bound }
-            do {
-                let result = try await body(receiver)
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
+        return try await TestHTTPServer.run(router, name: "StoreGate OTLP receiver") { port in
+            receiver.port.withLock { $0 = port }
+            return try await body(receiver)
         }
     }
 

@@ -1,7 +1,6 @@
 public import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import StoreGateEvents
 import Synchronization
@@ -60,46 +59,15 @@ public final class WebhookReceiver: Sendable {
 
     /// Starts a receiver, runs `body` with it, and stops it.
     public static func run<T: Sendable>(secret: String, _ body: @Sendable (WebhookReceiver) async throws -> T) async throws -> T {
-        try await TestServerSlots.withSlot { try await start(secret: secret, body) }
-    }
-
-    private static func start<T: Sendable>(secret: String, _ body: @Sendable (WebhookReceiver) async throws -> T) async throws -> T {
         let receiver = WebhookReceiver(secret: secret)
         let router = Router()
         router.post("/hook") { request, _ -> Response in
             let bytes = Array(try await request.body.collect(upTo: 1 << 20).readableBytesView)
             return try await receiver.take(request.headers, bytes)
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "StoreGate webhook receiver"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "storegate.webhook-receiver", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var bound = 0
-            for await port in ports {
-                bound = port
-                break
-            }
-            guard bound > 0 else {
-                group.cancelAll()
-                throw AppleStandIn.StandInError("the webhook receiver did not start")
-            }
-            receiver.port.withLock { $0 = bound }
-            do {
-                let result = try await body(receiver)
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
+        return try await TestHTTPServer.run(router, name: "StoreGate webhook receiver") { port in
+            receiver.port.withLock { $0 = port }
+            return try await body(receiver)
         }
     }
 
