@@ -121,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
         // With traces on, every log line written inside a span carries its trace_id and span_id.
         LoggingSystem.bootstrap(
             { label, metadataProvider in
-                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+                var handler = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider))
                 handler.logLevel = logLevel
                 return handler
             },

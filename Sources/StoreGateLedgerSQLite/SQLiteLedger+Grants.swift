@@ -77,16 +77,12 @@ extension SQLiteLedger {
     /// The account's holdings and grants from one snapshot, in one trip to the database thread.
     public func entitlementFacts(for account: AccountID, at date: Date) async throws(LedgerError) -> EntitlementFacts {
         try await metrics.measureQuery { () throws(LedgerError) in
-            let (records, grants) = try await perform { () throws(LedgerError) in
-                try self.read(snapshot: true) { connection throws(LedgerError) in
-                    (try Self.loadAccount(connection, account), try Self.loadGrants(connection, account))
-                }
-            }
-            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: records, at: date), grants: grants)
+            let facts = try await perform { () throws(LedgerError) in try self.accountFacts(account) }
+            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: facts.records, at: date), grants: facts.grants)
         }
     }
 
-    private static func loadGrants(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> [EntitlementGrant] {
+    static func loadGrants(_ connection: SQLiteConnection, _ account: AccountID) throws(LedgerError) -> [EntitlementGrant] {
         var grants: [EntitlementGrant] = []
         try connection.query(
             "SELECT \(Self.grantColumns) FROM ledger_grants WHERE account_id = ? ORDER BY starts_at DESC, id DESC", [.text(account.rawValue)]

@@ -50,19 +50,30 @@ public final class SQLiteLedger: Ledger {
         public var busyTimeout: Duration
         /// Reader connections kept open between calls.
         public var maximumIdleReaders: Int
+        /// Accounts whose stored facts are kept between reads while the file is unchanged
+        /// (``SQLiteAccountCache``); 0 turns the cache off.
+        public var cachedAccounts: Int
+        /// Stored rows (transactions, renewals, notifications, balances, grants) the account
+        /// cache holds at most, over all accounts.
+        public var cachedRows: Int
         /// Events the writer indexes for the console's timeline per transaction
         /// (``SQLiteTimelineIndex``); tests make it small to read across the mark.
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
 
-        /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core.
+        /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core,
+        /// and an account cache of 4,096 accounts and 50,000 rows.
         public init(
             synchronous: Synchronous = .normal,
             busyTimeout: Duration = .seconds(5),
-            maximumIdleReaders: Int = ProcessInfo.processInfo.activeProcessorCount
+            maximumIdleReaders: Int = ProcessInfo.processInfo.activeProcessorCount,
+            cachedAccounts: Int = 4096,
+            cachedRows: Int = 50_000
         ) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.maximumIdleReaders = maximumIdleReaders
+            self.cachedAccounts = max(0, cachedAccounts)
+            self.cachedRows = max(0, cachedRows)
         }
     }
 
@@ -77,6 +88,7 @@ public final class SQLiteLedger: Ledger {
     private let writer: SQLiteWriter
     private let readers: Mutex<ReaderPool>
     private let checkpointer: SQLiteCheckpointer
+    let accountCache: SQLiteAccountCache
 
     private struct ReaderPool: ~Copyable {
         var idle: [SQLiteConnection] = []
@@ -125,6 +137,10 @@ public final class SQLiteLedger: Ledger {
             if SQLiteTimelineIndex.isDue(connection, batch: batch) { SQLiteTimelineIndex.indexBatch(connection, batch: batch) }
         }
         self.readers = Mutex(ReaderPool())
+        let busyTimeout = Self.milliseconds(options.busyTimeout)
+        self.accountCache = SQLiteAccountCache(bounds: .init(accounts: options.cachedAccounts, records: options.cachedRows)) { () throws(LedgerError) in
+            try Self.openReader(path: path, busyTimeoutMilliseconds: busyTimeout)
+        }
         checkpointer.start()
         configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
     }
@@ -132,6 +148,7 @@ public final class SQLiteLedger: Ledger {
     deinit {
         writer.close()
         checkpointer.stop()
+        accountCache.close()
         readers.withLock { pool in
             for connection in pool.idle { connection.close() }
         }
@@ -188,10 +205,8 @@ public final class SQLiteLedger: Ledger {
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
         try await metrics.measureQuery { () throws(LedgerError) in
-            let records = try await perform { () throws(LedgerError) in
-                try self.read(snapshot: true) { connection throws(LedgerError) in try Self.loadAccount(connection, account) }
-            }
-            return EntitlementCalculator.entitlements(for: account, records: records, at: date)
+            let facts = try await perform { () throws(LedgerError) in try self.accountFacts(account) }
+            return EntitlementCalculator.entitlements(for: account, records: facts.records, at: date)
         }
     }
 
@@ -327,6 +342,7 @@ public final class SQLiteLedger: Ledger {
     public func close() async {
         writer.close()
         checkpointer.stop()
+        accountCache.close()
         readers.withLock { pool in
             pool.isClosed = true
             for connection in pool.idle { connection.close() }
@@ -374,10 +390,32 @@ public final class SQLiteLedger: Ledger {
         }
         if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
         if let idle { return idle }
-        let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        return try Self.openReader(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+    }
+
+    /// A read-only connection to the file: the readers' and the account cache's watch.
+    private static func openReader(path: String, busyTimeoutMilliseconds: Int32) throws(LedgerError) -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try connection.execute("PRAGMA query_only = 1")
         try connection.execute("PRAGMA mmap_size = \(Self.mmapSize)")
         return connection
+    }
+
+    /// `account`'s stored records and grants, from one snapshot: from the account cache while
+    /// the file is unchanged since they were read, else read now (and cached).
+    func accountFacts(_ account: AccountID) throws(LedgerError) -> SQLiteAccountCache.Facts {
+        guard accountCache.isEnabled else { return try readAccountFacts(account) }
+        let lookup = try accountCache.lookUp(account)
+        if let facts = lookup.facts { return facts }
+        let facts = try readAccountFacts(account)
+        accountCache.store(facts, for: account, readAfter: lookup.version)
+        return facts
+    }
+
+    private func readAccountFacts(_ account: AccountID) throws(LedgerError) -> SQLiteAccountCache.Facts {
+        try read(snapshot: true) { connection throws(LedgerError) in
+            SQLiteAccountCache.Facts(records: try Self.loadAccount(connection, account), grants: try Self.loadGrants(connection, account))
+        }
     }
 
     private func giveBack(_ connection: SQLiteConnection) {

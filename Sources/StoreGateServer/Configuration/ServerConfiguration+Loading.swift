@@ -127,6 +127,7 @@ extension ServerConfiguration {
             default: throw ConfigurationError(Setting.sqliteSynchronous.rawValue, "'\(mode)' is not normal or full")
             }
         }
+        if let count = try reader.integer(.sqliteCacheAccounts, in: 0...1_000_000) { configuration.sqliteCachedAccounts = count }
         if let count = try reader.integer(.postgresMaxConnections, in: 1...1000) { configuration.postgresMaxConnections = count }
         if let milliseconds = try reader.integer(.databaseTimeout, in: 50...600_000) { configuration.databaseTimeout = .milliseconds(milliseconds) }
         if let level = reader.value(.logLevel) {

@@ -121,6 +121,9 @@ public struct ServerConfiguration: Sendable {
     public var transferPolicy: TransferPolicy = .refuse
     /// SQLite's durability setting (default `normal`: survives the process being killed).
     public var sqliteSynchronous: SQLiteLedger.Options.Synchronous = .normal
+    /// Accounts whose stored facts the SQLite ledger keeps between reads while the file is
+    /// unchanged (`STOREGATE_SQLITE_CACHE_ACCOUNTS`, default 4,096; 0 turns the cache off).
+    public var sqliteCachedAccounts: Int = 4096
     /// The PostgreSQL connection pool's size.
     public var postgresMaxConnections: Int = 20
     /// The longest a request waits for the database before it answers 503 `retryable`
@@ -238,6 +241,7 @@ extension ServerConfiguration {
         case accountTokenNamespace = "STOREGATE_ACCOUNT_TOKEN_NAMESPACE"
         case transferPolicy = "STOREGATE_TRANSFER_POLICY"
         case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
+        case sqliteCacheAccounts = "STOREGATE_SQLITE_CACHE_ACCOUNTS"
         case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
         case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
         case logLevel = "STOREGATE_LOG_LEVEL"

@@ -1,5 +1,6 @@
 import Dispatch
 import Hummingbird
+import Synchronization
 
 /// Counts every request by method, route template and status, and records its latency.
 ///
@@ -8,6 +9,24 @@ import Hummingbird
 struct MetricsMiddleware: RouterMiddleware {
     typealias Context = StoreGateRequestContext
     let metrics: ServerMetrics
+    private let templates = Templates()
+
+    init(metrics: ServerMetrics) {
+        self.metrics = metrics
+    }
+
+    /// The template of each matched path, written once: the paths are the router's own, so
+    /// there are as many entries as routes.
+    private final class Templates: Sendable {
+        private let written = Mutex<[String: String]>([:])
+
+        func template(_ path: String) -> String {
+            if let known = written.withLock({ $0[path] }) { return known }
+            let template = MetricsMiddleware.template(path)
+            written.withLock { $0[path] = template }
+            return template
+        }
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -16,7 +35,7 @@ struct MetricsMiddleware: RouterMiddleware {
         let route: String
         switch context.endpointPath {
         case .none, "NotFound": route = "unmatched"
-        case .some(let path): route = Self.template(path)
+        case .some(let path): route = templates.template(path)
         }
         metrics.request(method: request.method.rawValue, route: route, status: response.status.code, nanoseconds: elapsed)
         return response

@@ -85,7 +85,12 @@ public enum LedgerOpener {
             case .sqlite(let path):
                 return OpenedLedger(try SQLiteLedger(
                     path: path, configuration: ledgerConfiguration,
-                    options: SQLiteLedger.Options(synchronous: configuration.sqliteSynchronous, busyTimeout: configuration.databaseTimeout)
+                    options: SQLiteLedger.Options(
+                        synchronous: configuration.sqliteSynchronous, busyTimeout: configuration.databaseTimeout,
+                        cachedAccounts: configuration.sqliteCachedAccounts,
+                        // Twelve rows an account on average (about 25 MB at most with the default).
+                        cachedRows: configuration.sqliteCachedAccounts * 12
+                    )
                 ))
             case .postgres(let url):
                 let client = try PostgresLedger.client(url: url, maximumConnections: configuration.postgresMaxConnections, logger: ledgerLogger)
