@@ -95,9 +95,9 @@ enum ConsoleAssets {
         .metric-chart{width:100%;height:auto;display:block}
         .metric-chart .gridline{stroke:#e3e7ee;stroke-width:1}
         .metric-chart .axis{stroke:#7d889a;stroke-width:1}
-        .metric-chart .tick{font-size:11px;fill:#5b6575;text-anchor:end}
+        .metric-chart .tick{font-size:13px;fill:#5b6575;text-anchor:end}
         .metric-chart .tick.x{text-anchor:middle}
-        .metric-chart .axis-title{font-size:11px;fill:#5b6575;text-anchor:middle}
+        .metric-chart .axis-title{font-size:13px;fill:#5b6575;text-anchor:middle}
         .metric-chart a:hover rect{opacity:.75}
         .s0{fill:#3b6fb6;background:#3b6fb6}.s1{fill:#e08a2e;background:#e08a2e}.s2{fill:#2f9e5b;background:#2f9e5b}.s3{fill:#c2453c;background:#c2453c}
         .s4{fill:#7b5bb6;background:#7b5bb6}.s5{fill:#8c6d3f;background:#8c6d3f}.s6{fill:#d46fa8;background:#d46fa8}.s7{fill:#6b7786;background:#6b7786}

@@ -76,7 +76,7 @@ enum ConsoleCharts {
         id: String, title: String, subtitle: String, headline: String, note: String?, unit: String, isAmount: Bool,
         interval: AnalyticsInterval, groups: [String?], buckets: [Bucket], target: DrillTarget
     ) -> MetricChart {
-        let width = 640.0, height = 250.0, left = 62.0, right = 14.0, top = 16.0, bottom = 50.0
+        let width = 640.0, height = 260.0, left = 66.0, right = 16.0, top = 16.0, bottom = 54.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let totals = buckets.map { $0.values.reduce(0) { $0 + max($1 ?? 0, 0) } }
         let ceiling = niceCeiling(totals.max() ?? 0, integral: !isAmount)
@@ -101,13 +101,13 @@ enum ConsoleCharts {
             let value = ceiling * fraction
             svg += """
                 <line class="gridline" x1="\(f(left))" y1="\(f(y(value)))" x2="\(f(width - right))" y2="\(f(y(value)))"/>\
-                <text class="tick" x="\(f(left - 6))" y="\(f(y(value) + 4))">\(ConsoleViews.escape(compact(value, isAmount: isAmount)))</text>
+                <text class="tick" x="\(f(left - 6))" y="\(f(y(value) + 5))">\(ConsoleViews.escape(compact(value, isAmount: isAmount)))</text>
                 """
         }
         svg += """
             <line class="axis" x1="\(f(left))" y1="\(f(top))" x2="\(f(left))" y2="\(f(top + plotHeight))"/>\
             <line class="axis" x1="\(f(left))" y1="\(f(top + plotHeight))" x2="\(f(width - right))" y2="\(f(top + plotHeight))"/>\
-            <text class="axis-title" transform="translate(14 \(f(top + plotHeight / 2))) rotate(-90)">\(ConsoleViews.escape(unit))</text>\
+            <text class="axis-title" transform="translate(16 \(f(top + plotHeight / 2))) rotate(-90)">\(ConsoleViews.escape(unit))</text>\
             <text class="axis-title x" x="\(f(left + plotWidth / 2))" y="\(f(height - 6))">\(ConsoleViews.escape(axisTitle(interval)))</text>
             """
         // The bars: one slot per bucket, segments stacked in group order, each a link.
