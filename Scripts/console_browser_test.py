@@ -11,6 +11,9 @@ then checks, as a user would see it:
 
   * signing in: an unauthenticated page redirects to sign-in; a key without `console` is
     refused (an alert, no session cookie); the tour key lands on the overview with 4 charts;
+  * the money and subscriber charts (issue 29): the GET form's controls, every chart drawn with
+    its title, description and axes, and a bar and a table cell opening exactly the
+    transactions behind them (each linking its account and its transaction page);
   * the session cookie: HttpOnly, SameSite=Strict, Path=/console, not Secure over plain HTTP,
     Secure behind a TLS terminator (`X-Forwarded-Proto: https`);
   * the README story: header search by keyboard, the account's entitlements (pro refunded,
@@ -327,6 +330,92 @@ def inspect_in_browser(run, driver, base, proof, label):
 
 
 # --------------------------------------------------------------------------------------------
+# The money and subscriber charts (issue 29 item 6)
+
+
+def check_money_charts(run, driver, base, api, demo, args, shots):
+    """bob buys the demo's monthly subscription (USD 4.99, a signed transaction in the Test
+    environment); the Overview charts it beside the tour's refund; a bar and a table cell open
+    the transactions behind them, each linking its account and transaction."""
+    with open(os.path.join(demo, "transaction.json")) as f:
+        body = json.load(f)
+    body["account"] = "bob"
+    status, _, text = api.request("POST", "/v1/transactions/verify", json.dumps(body),
+                                  {"Authorization": f"Bearer {TOUR_KEY}", "Content-Type": "application/json"})
+    run.check(status == 200 and '"valid"' in text, "charts: POST /v1/transactions/verify recorded bob's monthly subscription", f"{status} {text[:300]}")
+
+    # The controls are a plain GET form: choose the Test environment and the last 30 days.
+    Select(driver.find_element(By.NAME, "range")).select_by_value("30d")
+    Select(driver.find_element(By.NAME, "environment")).select_by_value("Test")
+    driver.find_element(By.XPATH, "//form[contains(@class,'controls')]//button[@type='submit']").click()
+    wait_for(driver, lambda d: "environment=Test" in d.current_url and d.find_elements(By.CSS_SELECTOR, "svg.metric-chart"),
+             "the overview for the Test environment after submitting the form")
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(driver.current_url).query)
+    run.check(query.get("range") == ["30d"] and query.get("environment") == ["Test"], "charts: the form's GET carries range=30d and environment=Test",
+              driver.current_url)
+    charts = driver.find_elements(By.CSS_SELECTOR, "svg.metric-chart")
+    run.check(len(charts) >= 8, "charts: at least 8 money and subscriber charts (svg.metric-chart)", len(charts))
+    sizes = [(c.rect["width"], c.rect["height"]) for c in charts]
+    run.check(all(c.is_displayed() for c in charts) and all(w > 200 and h > 80 for w, h in sizes),
+              "charts: every chart is visible with a readable size", sizes)
+    titles = [e.text.strip() for e in driver.find_elements(By.CSS_SELECTOR, ".metric-card h2")]
+    for expected in ("Active subscriptions", "MRR · USD", "New trials", "Trial conversions", "Churned subscriptions", "Refunds", "Gross revenue · USD"):
+        run.check(any(t.startswith(expected) for t in titles), f"charts: a chart titled {expected!r}", titles)
+    figure = lambda chart_id: driver.find_element(By.CSS_SELECTOR, f"#{chart_id} .figure").text.strip()
+    run.check(figure("chart-active_subscriptions").startswith("1 at the end of"), "charts: one active subscription (bob's)", figure("chart-active_subscriptions"))
+    run.check(figure("chart-mrr-USD").startswith("USD 4.99 at the end of"), "charts: MRR USD 4.99", figure("chart-mrr-USD"))
+    # The REFUND notification's signed transaction stated the pro purchase's price (USD 4.99): it
+    # counts as revenue too; the receipt's coins have no known price and do not.
+    run.check(figure("chart-gross_revenue-USD") == "USD 9.98 in the range", "charts: gross revenue USD 9.98 (pro and the monthly)",
+              figure("chart-gross_revenue-USD"))
+    run.check(figure("chart-refunds") == "1 in the range", "charts: the tour's refund counted", figure("chart-refunds"))
+    svg = driver.find_element(By.CSS_SELECTOR, "#chart-gross_revenue-USD svg")
+    run.check(svg.find_element(By.TAG_NAME, "title").get_attribute("textContent").startswith("Gross revenue"),
+              "charts: the SVG has a <title>")
+    run.check(len(svg.find_elements(By.CSS_SELECTOR, "desc")) == 1 and len(svg.find_elements(By.CSS_SELECTOR, ".axis-title")) == 2,
+              "charts: the SVG has a <desc> and both axis titles")
+    bars = svg.find_elements(By.CSS_SELECTOR, "a rect")
+    # One bar, or two when the demo's purchases straddle midnight UTC (pro an hour before the monthly).
+    run.check(len(bars) in (1, 2), "charts: gross revenue in USD has a bar per day with sales", len(bars))
+    check_page_basics(run, driver, "overview (charts)")
+    screenshot(driver, args.screenshots, "overview-charts", shots)
+
+    # A bar (the last: today's) opens the transactions behind it: the priced sales of that day.
+    bars[-1].click()
+    wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Gross revenue"), "the drill-down page after clicking the bar")
+    links = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "table.drilldown tbody a")]
+    paths = [urllib.parse.urlparse(h).path for h in links]
+    expected = (["/console/transactions/Test/1000000000000002", "/console/accounts/alice"] if len(bars) == 1 else []) \
+        + ["/console/transactions/Test/2000000000000001", "/console/accounts/bob"]
+    run.check(paths == expected, "drill-down (gross revenue): exactly the day's priced sales, each linking its transaction and account", paths)
+    run.check("1000000000000001" not in driver.page_source, "drill-down (gross revenue): the receipt's unpriced coins are not listed")
+    check_page_basics(run, driver, "drill-down")
+    screenshot(driver, args.screenshots, "drilldown", shots)
+    driver.find_element(By.CSS_SELECTOR, "table.drilldown tbody a[href='/console/transactions/Test/2000000000000001']").click()
+    wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Transaction"), "the transaction page from the drill-down")
+    run.check("2000000000000001" in heading(driver), "drill-down: the transaction link opens its page", heading(driver))
+
+    # The table of values (keyboard and screen-reader path): the refunds cell opens alice's refund.
+    driver.get(base + "/console?range=30d&environment=Test")
+    wait_for(driver, EC.presence_of_element_located((By.ID, "chart-refunds")), "the overview's refunds chart")
+    driver.find_element(By.CSS_SELECTOR, "#chart-refunds details summary").click()
+    cells = [a for a in driver.find_elements(By.CSS_SELECTOR, "#chart-refunds details td a") if a.text.strip() == "1"]
+    run.check(len(cells) == 1, "charts: one day in the refunds table holds the refund", len(cells))
+    cells[0].click()
+    wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Refunds"), "the refunds drill-down")
+    paths = [urllib.parse.urlparse(a.get_attribute("href")).path for a in driver.find_elements(By.CSS_SELECTOR, "table.drilldown tbody a")]
+    run.check(paths == ["/console/transactions/Test/1000000000000002", "/console/accounts/alice"],
+              "drill-down (refunds): exactly alice's refunded pro purchase", paths)
+
+    # A bad parameter: the console's error page, not a 500.
+    driver.get(base + "/console?interval=year")
+    alert = wait_for(driver, EC.presence_of_element_located((By.CSS_SELECTOR, "[role=alert]")), "the error page for interval=year")
+    run.check("'interval' is one of day, week, month" in alert.text, "charts: interval=year is refused on the console's error page", alert.text)
+    driver.get(base + "/console")
+    wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Overview"), "the overview again")
+
+
+# --------------------------------------------------------------------------------------------
 # The test
 
 
@@ -407,6 +496,9 @@ def run_test(args, run, workdir, shots, state):
     run.check(all(w > 50 and h > 50 for w, h in sizes), "overview: every chart is drawn with a visible size", sizes)
     check_page_basics(run, driver, "overview")
     screenshot(driver, args.screenshots, "overview", shots)
+
+    # ---- Issue 29: the money and subscriber charts, and the transactions behind a point.
+    check_money_charts(run, driver, base, api, demo, args, shots)
 
     # The session cookie as the browser holds it.
     cookie = session_cookie(driver)

@@ -13,6 +13,23 @@ extension InMemoryLedger {
             .sorted { $0.key < $1.key }
     }
 
+    public func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
+        try checkOpen()
+        try AnalyticsPointQuery.check(limit: limit)
+        var families: [(transactions: [RecordedTransaction], renewal: RenewalRow?)] = []
+        var truncated = false
+        for key in familyKeysWithTransactions where key.environment == point.environment {
+            let rows = familyTransactionKeys(key).compactMap { transactionRow($0)?.value }
+            guard rows.contains(where: point.touches) else { continue }
+            guard families.count < AnalyticsPointQuery.maximumFamilies else {
+                truncated = true
+                break
+            }
+            families.append((rows, renewal(of: key)))
+        }
+        return AnalyticsDrillDown.make(point, families: families, limit: limit, truncated: truncated)
+    }
+
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
         _ = try scanKeys()

@@ -32,6 +32,43 @@ extension PostgresLedger {
         }
     }
 
+    public func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
+        try AnalyticsPointQuery.check(limit: limit)
+        let (lower, upper) = point.window
+        let environment = point.environment.rawValue
+        return try await withConnection { connection in
+            // The families with a transaction covering the point's days (a scan of the
+            // environment's transactions: no index on dates; the console reads one point).
+            let originals = try await Self.rows(connection, """
+                SELECT DISTINCT original_transaction_id FROM ledger_transactions
+                WHERE environment = $1 AND purchase_date < $2
+                    AND GREATEST(purchase_date, expires_date, revocation_date) >= $3
+                ORDER BY original_transaction_id LIMIT $4
+                """, [
+                    .text(environment), .integer(upper.ledgerMilliseconds), .integer(lower.ledgerMilliseconds),
+                    .integer(Int64(AnalyticsPointQuery.maximumFamilies + 1)),
+                ], logger: self.logger).map { row in try row.text(0) }
+            let truncated = originals.count > AnalyticsPointQuery.maximumFamilies
+            let wanted = Array(originals.prefix(AnalyticsPointQuery.maximumFamilies))
+            var transactions: [String: [RecordedTransaction]] = [:]
+            for row in try await Self.rows(connection, """
+                SELECT \(Self.transactionSelect) FROM ledger_transactions WHERE original_transaction_id = ANY($1::text[]) AND environment = $2
+                """, [.texts(wanted), .text(environment)], logger: self.logger) {
+                let transaction = try Self.decodeTransaction(row, offset: 0).value
+                transactions[transaction.originalTransactionId, default: []].append(transaction)
+            }
+            var renewals: [String: RenewalRow] = [:]
+            for row in try await Self.rows(connection, """
+                SELECT \(Self.renewalSelect) FROM ledger_renewals WHERE original_transaction_id = ANY($1::text[]) AND environment = $2
+                """, [.texts(wanted), .text(environment)], logger: self.logger) {
+                let renewal = try Self.decodePlainRenewal(row)
+                renewals[renewal.key.originalTransactionId] = renewal
+            }
+            let families = wanted.map { (transactions: transactions[$0] ?? [], renewal: renewals[$0]) }
+            return AnalyticsDrillDown.make(point, families: families, limit: limit, truncated: truncated)
+        }
+    }
+
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
         let logger = self.logger

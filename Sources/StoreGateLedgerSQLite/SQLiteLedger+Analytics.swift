@@ -38,6 +38,39 @@ extension SQLiteLedger {
         }
     }
 
+    public func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
+        try AnalyticsPointQuery.check(limit: limit)
+        let (lower, upper) = point.window
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                // The families with a transaction covering the point's days (a scan of the
+                // environment's transactions: no index on dates; the console reads one point).
+                var originals: [String] = []
+                try connection.query("""
+                    SELECT DISTINCT original_transaction_id FROM ledger_transactions
+                    WHERE environment = ? AND purchase_date < ?
+                        AND MAX(purchase_date, COALESCE(expires_date, purchase_date), COALESCE(revocation_date, purchase_date)) >= ?
+                    ORDER BY original_transaction_id LIMIT ?
+                    """, [
+                        .text(point.environment.rawValue), .integer(upper.ledgerMilliseconds), .integer(lower.ledgerMilliseconds),
+                        .integer(Int64(AnalyticsPointQuery.maximumFamilies + 1)),
+                    ]
+                ) { row throws(LedgerError) in originals.append(row.text(0)) }
+                let truncated = originals.count > AnalyticsPointQuery.maximumFamilies
+                var families: [(transactions: [RecordedTransaction], renewal: RenewalRow?)] = []
+                for original in originals.prefix(AnalyticsPointQuery.maximumFamilies) {
+                    let values: [SQLiteValue] = [.text(point.environment.rawValue), .text(original)]
+                    var rows: [RecordedTransaction] = []
+                    try connection.query(Self.selectOfFamily, values) { row throws(LedgerError) in rows.append(try Self.decodeTransaction(row).value) }
+                    var renewal: RenewalRow?
+                    try connection.query(Self.selectRenewal, values) { row throws(LedgerError) in renewal = Self.decodeRenewal(row) }
+                    families.append((rows, renewal))
+                }
+                return AnalyticsDrillDown.make(point, families: families, limit: limit, truncated: truncated)
+            }
+        }
+    }
+
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
         try await write { connection throws(LedgerError) -> RollupRebuild in

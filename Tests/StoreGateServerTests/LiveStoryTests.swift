@@ -176,6 +176,9 @@ final class SlowLedger: Ledger {
         try await base.rollups(measures, environment: environment, from: from, through: through)
     }
     func rebuildRollups() async throws(LedgerError) -> RollupRebuild { try await base.rebuildRollups() }
+    func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
+        try await base.analyticsDrillDown(point, limit: limit)
+    }
     func emitElapsedTransitions(until date: Date, limit: Int) async throws(LedgerError) -> Int {
         try await base.emitElapsedTransitions(until: date, limit: limit)
     }

@@ -12,12 +12,35 @@ public protocol AnalyticsStore: Sendable {
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
     ) async throws(LedgerError) -> [Rollup]
 
+    /// The transactions behind one point of a metric, with the figure each adds: read from
+    /// the stored transactions (whole families around the point's days, at most
+    /// ``AnalyticsPointQuery/maximumFamilies``) by the rules the rollups follow, so the
+    /// entries sum to the point's value.
+    ///
+    /// - Parameters:
+    ///   - point: The point.
+    ///   - limit: At most this many entries, 1...10,000.
+    /// - Throws: ``LedgerError/Code/invalidArgument`` for a limit out of range, or a storage error.
+    func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown
+
     /// Recomputes every rollup from the stored transactions and renewal infos, replacing the
     /// stored ones in one transaction (writes wait meanwhile).
     ///
     /// - Returns: What was read and written.
     @discardableResult
     func rebuildRollups() async throws(LedgerError) -> RollupRebuild
+}
+
+extension AnalyticsPointQuery {
+    /// The most entries one drill-down returns.
+    public static let maximumEntries = 10_000
+
+    /// Refuses a drill-down limit out of 1...``maximumEntries``.
+    package static func check(limit: Int) throws(LedgerError) {
+        guard (1...maximumEntries).contains(limit) else {
+            throw LedgerError(.invalidArgument, reason: "a drill-down lists 1...\(maximumEntries) entries, got \(limit)")
+        }
+    }
 }
 
 /// What ``AnalyticsStore/rebuildRollups()`` did.

@@ -44,13 +44,32 @@ package enum FamilyRollup {
     /// in one environment), with its latest renewal info.
     package static func contributions(_ transactions: [RecordedTransaction], renewal: RenewalRow?) -> [RollupKey: RollupValue] {
         var result: [RollupKey: RollupValue] = [:]
+        walk(transactions, renewal: renewal) { _, key, value in result[key, default: RollupValue(count: 0)].add(value) }
+        return result.filter { !$0.value.isZero }
+    }
+
+    /// The same contributions, each with the transaction it is counted for: what the
+    /// console's drill-down lists behind a metric's point (``AnalyticsDrillDown``). Summed by
+    /// key they are ``contributions(_:renewal:)``, by construction (one walk makes both).
+    package static func attributed(_ transactions: [RecordedTransaction], renewal: RenewalRow?) -> [(transaction: RecordedTransaction, key: RollupKey, value: RollupValue)] {
+        var result: [(transaction: RecordedTransaction, key: RollupKey, value: RollupValue)] = []
+        walk(transactions, renewal: renewal) { transaction, key, value in result.append((transaction, key, value)) }
+        return result
+    }
+
+    /// The rules above, applied to one family: `emit` receives every figure with the
+    /// transaction it is counted for.
+    private static func walk(
+        _ transactions: [RecordedTransaction], renewal: RenewalRow?,
+        emit: (RecordedTransaction, RollupKey, RollupValue) -> Void
+    ) {
         func add(_ measure: RollupMeasure, _ transaction: RecordedTransaction, at date: Date, count: Int64 = 1, amount: Int64 = 0) {
             let key = RollupKey(
                 day: day(date), measure: measure, environment: transaction.environment, productId: transaction.productId,
                 subscriptionGroup: transaction.subscriptionGroup, storefront: transaction.money?.storefront ?? "",
                 currency: transaction.money?.currency ?? "", offer: RollupKey.offer(of: transaction.money)
             )
-            result[key, default: RollupValue(count: 0)].add(RollupValue(count: count, amount: amount))
+            emit(transaction, key, RollupValue(count: count, amount: amount))
         }
         let ordered = transactions.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         for transaction in ordered {
@@ -133,7 +152,6 @@ package enum FamilyRollup {
             add(measure, last.transaction, at: runEnd)
             hadPaidRun = true
         }
-        return result.filter { !$0.value.isZero }
     }
 
     /// Standard subscription durations in days, for MRR: a week, one, two, three and six

@@ -85,6 +85,26 @@ enum ConsoleAssets {
         .chart .axis{stroke:#9aa6b8;stroke-width:1}
         .chart .label{font-size:11px;fill:#5b6575}
         .chart .label.end{text-anchor:end}
+        .controls{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:flex-end}
+        .controls label{display:flex;flex-direction:column;gap:.2rem;font-size:.85rem;color:var(--muted)}
+        .controls select,.controls input{font:inherit;padding:.35rem .5rem;border:1px solid #9aa6b8;border-radius:6px;background:#fff;color:var(--ink)}
+        .metric-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,26rem),1fr));gap:1rem}
+        .metric-card{min-width:0}
+        .small{font-size:.8rem;font-weight:400}
+        h2.section{margin-top:1.5rem}
+        .metric-chart{width:100%;height:auto;display:block}
+        .metric-chart .gridline{stroke:#e3e7ee;stroke-width:1}
+        .metric-chart .axis{stroke:#7d889a;stroke-width:1}
+        .metric-chart .tick{font-size:13px;fill:#5b6575;text-anchor:end}
+        .metric-chart .tick.x{text-anchor:middle}
+        .metric-chart .axis-title{font-size:13px;fill:#5b6575;text-anchor:middle}
+        .metric-chart a:hover rect{opacity:.75}
+        .s0{fill:#3b6fb6;background:#3b6fb6}.s1{fill:#e08a2e;background:#e08a2e}.s2{fill:#2f9e5b;background:#2f9e5b}.s3{fill:#c2453c;background:#c2453c}
+        .s4{fill:#7b5bb6;background:#7b5bb6}.s5{fill:#8c6d3f;background:#8c6d3f}.s6{fill:#d46fa8;background:#d46fa8}.s7{fill:#6b7786;background:#6b7786}
+        .legend{display:flex;flex-wrap:wrap;gap:.3rem .9rem;list-style:none;padding:0;margin:0 0 .4rem;font-size:.85rem}
+        .swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.35rem;vertical-align:-1px}
+        .values summary{cursor:pointer;color:var(--accent);font-size:.9rem;margin-top:.4rem}
+        .values table{font-size:.85rem}
         .bottom{max-width:72rem;margin:0 auto;padding:1rem 1.25rem 2rem;color:var(--muted);font-size:.85rem;text-align:center}
         big,.big{font-size:1.15rem;font-weight:600}
         @media (max-width:40rem){html{font-size:15px}.top{padding:.6rem .8rem}main{padding:.8rem}.fields{grid-template-columns:1fr}.fields dt{margin-top:.4rem}}

@@ -52,6 +52,7 @@ struct Console: Sendable {
             Route(.post, "/console/signin", .open, documented: false, signIn),
             Route(.post, "/console/signout", .consoleSession, documented: false, signOut),
             Route(.get, "/console", .consoleSession, documented: false, overview),
+            Route(.get, "/console/analytics/:metric", .consoleSession, documented: false, analyticsPoint),
             Route(.get, "/console/search", .consoleSession, documented: false, search),
             Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
             Route(.post, "/console/accounts/:account/grants", .consoleSession, documented: false, grant),
@@ -200,26 +201,6 @@ struct Console: Sendable {
         guard try await checkedForm(request, context) != nil else { return forbiddenForm(context) }
         let cookie = await security.signOut(request)
         return Self.redirect("/console/signin", cookies: [cookie])
-    }
-
-    // MARK: Overview
-
-    struct OverviewPage: Sendable {
-        let layout: Layout
-        let days: Int
-        let charts: [ConsoleViews.Chart]
-    }
-
-    @Sendable func overview(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        let activity: [DailyActivity]
-        do throws(LedgerError) {
-            activity = try await endpoints.ledger.activity(days: Self.overviewDays, endingAt: endpoints.now())
-        } catch {
-            return ledgerFailure(error, context)
-        }
-        return page("overview", OverviewPage(
-            layout: layout("Overview", context, section: .overview), days: Self.overviewDays, charts: ConsoleViews.charts(activity)
-        ))
     }
 
     // MARK: Search

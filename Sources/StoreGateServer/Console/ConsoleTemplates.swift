@@ -7,7 +7,7 @@ enum ConsoleTemplates {
     static let all: [String: String] = [
         "header": header, "footer": footer, "signin": signIn, "overview": overview, "search": search,
         "account": account, "transaction": transaction, "inspect": inspect, "inspection": inspection,
-        "system": system, "error": error, "secret": secret,
+        "system": system, "error": error, "secret": secret, "drilldown": drillDown,
     ]
 
     static let header = """
@@ -71,6 +71,36 @@ enum ConsoleTemplates {
     static let overview = """
         {{> header}}
         <h1>Overview</h1>
+        <form class="controls card" action="/console" method="get" aria-label="What the charts show">
+          <input type="hidden" name="was" value="{{preset}}">
+          <label>Range <select name="range">{{#rangeOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/rangeOptions}}</select></label>
+          <label>From <input type="date" name="from" value="{{from}}"></label>
+          <label>To <input type="date" name="to" value="{{to}}"></label>
+          <label>Per <select name="interval">{{#intervalOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/intervalOptions}}</select></label>
+          <label>Split by <select name="groupBy">{{#groupOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/groupOptions}}</select></label>
+          <label>Environment <select name="environment">{{#environmentOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/environmentOptions}}</select></label>
+          <button type="submit">Show</button>
+        </form>
+        <p class="lede">{{rangeText}}. From the ledger's daily rollups (the figures of <code>GET /v1/analytics</code>); amounts in their own currency. Select a bar, or a value in a chart's table, to list the transactions behind it.</p>
+        <div class="metric-grid">
+        {{#metricCharts}}
+          <section class="card metric-card" id="{{id}}" aria-labelledby="{{id}}-h">
+            <h2 id="{{id}}-h">{{title}} <span class="muted small">{{subtitle}}</span></h2>
+            <p class="figure">{{headline}}</p>
+            {{#hasLegend}}<ul class="legend">{{#legend}}<li><span class="swatch {{swatch}}" aria-hidden="true"></span>{{name}}</li>{{/legend}}</ul>{{/hasLegend}}
+            {{{svg}}}
+            {{#note}}<p class="muted small">{{note}}</p>{{/note}}
+            <details class="values">
+              <summary>Table of values</summary>
+              <div class="scroll"><table>
+                <thead><tr><th scope="col">Period</th>{{#headers}}<th scope="col">{{name}}</th>{{/headers}}</tr></thead>
+                <tbody>{{#rows}}<tr><th scope="row">{{period}}</th>{{#cells}}<td><a href="{{link}}">{{text}}</a></td>{{/cells}}</tr>{{/rows}}</tbody>
+              </table></div>
+            </details>
+          </section>
+        {{/metricCharts}}
+        </div>
+        <h2 class="section">Ledger activity</h2>
         <p class="lede">The last {{days}} days, per UTC day, from the ledger's own records.</p>
         <div class="grid">
         {{#charts}}
@@ -81,6 +111,25 @@ enum ConsoleTemplates {
           </section>
         {{/charts}}
         </div>
+        {{> footer}}
+        """
+
+    static let drillDown = """
+        {{> header}}
+        <h1>{{title}}: the transactions behind the point</h1>
+        <p class="lede">{{point}} — <strong>{{summary}}</strong></p>
+        <p class="muted">{{formula}} Each row is one transaction's figure, by the rules in docs/analytics.md.</p>
+        {{#truncated}}<p class="alert warn" role="status">{{truncated}}</p>{{/truncated}}
+        {{^hasRows}}<p class="alert neutral" role="status">No transaction is behind this point.</p>{{/hasRows}}
+        {{#hasRows}}
+        <section class="card">
+          <div class="scroll"><table class="drilldown">
+            <thead><tr><th scope="col">Day</th><th scope="col">Counted as</th><th scope="col"></th><th scope="col">Transaction</th><th scope="col">Account</th><th scope="col">Product</th><th scope="col">Storefront</th><th scope="col">Offer</th><th scope="col">Figure</th></tr></thead>
+            <tbody>{{#rows}}<tr><td>{{day}}</td><td>{{countedAs}}</td><td><span class="badge {{tone}}">{{role}}</span></td><td><a href="{{transactionLink}}">{{transactionId}}</a></td><td>{{#accountLink}}<a href="{{accountLink}}">{{account}}</a>{{/accountLink}}{{^accountLink}}{{account}}{{/accountLink}}</td><td>{{productId}}</td><td>{{storefront}}</td><td>{{offer}}</td><td>{{figure}}</td></tr>{{/rows}}</tbody>
+          </table></div>
+        </section>
+        {{/hasRows}}
+        <p><a href="{{back}}">Back to the overview</a></p>
         {{> footer}}
         """
 
