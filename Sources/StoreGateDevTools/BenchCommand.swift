@@ -5,10 +5,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events, console, sync. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -20,8 +20,20 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("postgres-connections"), help: "ledger: the PostgreSQL connection pool's size (16 writers share it).")
     var postgresConnections: Int = 16
 
-    @Option(help: "ledger, events: the backends to measure: sqlite, postgres or all.")
+    @Option(help: "ledger, events, analytics: the backends to measure: sqlite, postgres or all.")
     var backend: BenchBackends = .all
+
+    @Option(help: "analytics: transactions in the two-year story (one subscriber per ten).")
+    var transactions: Int = 1_000_000
+
+    @Option(help: "analytics: timed rounds per query (after two warm-up rounds).")
+    var rounds: Int = 20
+
+    @Option(help: "analytics: concurrent writers recording the story.")
+    var writers: Int = 16
+
+    @Option(name: .customLong("proof-bytes"), help: "analytics: the size of each raw proof stored (sealed).")
+    var proofBytes: Int = 2048
 
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
@@ -35,7 +47,12 @@ struct BenchCommand: AsyncParsableCommand {
                 try await EventsBenchmark.run(iterations: iterations, backends: backend, postgresURL: postgresURL, postgresConnections: postgresConnections)
             case "console": try await ConsoleBenchmark.run(iterations: iterations)
             case "sync": try await SyncBenchmark.run(count: max(1000, iterations * 50))
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync)")
+            case "analytics":
+                try await AnalyticsBenchmark.run(
+                    transactions: transactions, rounds: rounds, writers: writers, backends: backend, postgresURL: postgresURL,
+                    postgresConnections: postgresConnections, proofBytes: proofBytes
+                )
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics)")
             }
         }
     }

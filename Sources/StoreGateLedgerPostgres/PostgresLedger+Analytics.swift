@@ -69,6 +69,40 @@ extension PostgresLedger {
         }
     }
 
+    /// The rollups summed over the dimensions not kept, in SQL (one `GROUP BY`), so a metric
+    /// over two years crosses the wire as one row per measure, day and kept value.
+    public func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
+    ) async throws(LedgerError) -> [Rollup] {
+        let columns: [(dimension: RollupDimensions, column: String)] = [
+            (.product, "product_id"), (.subscriptionGroup, "subscription_group"), (.storefront, "storefront"), (.currency, "currency"),
+            (.offer, "offer"),
+        ]
+        let selected = columns.map { keeping.contains($0.dimension) ? $0.column : "''::text" }
+        let grouped = ["measure", "day"] + columns.filter { keeping.contains($0.dimension) }.map(\.column)
+        let values: [PostgresValue] = [
+            .texts(measures.sorted().map(\.rawValue)), .text(environment.rawValue), .integer(from ?? .min), .integer(through),
+        ]
+        return try await withConnection { connection in
+            try await Self.rows(connection, """
+                SELECT measure, day, \(selected.joined(separator: ", ")), SUM(count)::bigint, SUM(amount)::bigint FROM ledger_rollups
+                WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
+                GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
+                """, values, logger: self.logger).map { row in
+                guard let measure = RollupMeasure(rawValue: try row.text(0)) else {
+                    throw LedgerError(.storage, reason: "a stored rollup names an unknown measure")
+                }
+                return Rollup(
+                    key: RollupKey(
+                        day: try row.integer(1), measure: measure, environment: environment, productId: try row.text(2),
+                        subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5), offer: try row.text(6)
+                    ),
+                    value: RollupValue(count: try row.integer(7), amount: try row.integer(8))
+                )
+            }
+        }
+    }
+
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
         let logger = self.logger

@@ -71,6 +71,44 @@ extension SQLiteLedger {
         }
     }
 
+    /// The rollups summed over the dimensions not kept, in SQL: one `GROUP BY` per measure
+    /// along the primary key's (measure, environment, day) prefix, so a metric over two years
+    /// crosses into Swift as one row per day and kept value.
+    public func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
+    ) async throws(LedgerError) -> [Rollup] {
+        let selected = Self.rollupDimensionColumns.map { keeping.contains($0.dimension) ? $0.column : "''" }
+        let grouped = ["day"] + Self.rollupDimensionColumns.filter { keeping.contains($0.dimension) }.map(\.column)
+        let sql = """
+            SELECT day, \(selected.joined(separator: ", ")), SUM(count), SUM(amount) FROM ledger_rollups
+            WHERE measure = ? AND environment = ? AND day >= ? AND day <= ?
+            GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
+            """
+        return try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                var found: [Rollup] = []
+                for measure in measures.sorted() {
+                    try connection.query(sql, [.text(measure.rawValue), .text(environment.rawValue), .integer(from ?? .min), .integer(through)]) { row throws(LedgerError) in
+                        found.append(Rollup(
+                            key: RollupKey(
+                                day: row.integer(0), measure: measure, environment: environment, productId: row.text(1),
+                                subscriptionGroup: row.text(2), storefront: row.text(3), currency: row.text(4), offer: row.text(5)
+                            ),
+                            value: RollupValue(count: row.integer(6), amount: row.integer(7))
+                        ))
+                    }
+                }
+                return found
+            }
+        }
+    }
+
+    /// The rollup key's dimension columns, in ``RollupKey``'s order.
+    static let rollupDimensionColumns: [(dimension: RollupDimensions, column: String)] = [
+        (.product, "product_id"), (.subscriptionGroup, "subscription_group"), (.storefront, "storefront"), (.currency, "currency"),
+        (.offer, "offer"),
+    ]
+
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
         try await write { connection throws(LedgerError) -> RollupRebuild in

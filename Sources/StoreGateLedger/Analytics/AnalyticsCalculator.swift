@@ -169,7 +169,8 @@ public enum AnalyticsCalculator {
 }
 
 extension AnalyticsStore {
-    /// Reads the rollups `query` needs and computes its series (``AnalyticsCalculator``).
+    /// Reads the rollups `query` needs, summed over the dimensions it does not use, and
+    /// computes its series (``AnalyticsCalculator``).
     ///
     /// - Throws: A storage error.
     public func series(
@@ -177,7 +178,8 @@ extension AnalyticsStore {
     ) async throws(LedgerError) -> AnalyticsSeries {
         let through = min(query.to, today)
         let rollups = through < query.from ? [] : try await rollups(
-            query.measures, environment: query.environment, from: query.readsFromStart ? nil : query.from.number, through: through.number
+            query.measures, environment: query.environment, from: query.readsFromStart ? nil : query.from.number, through: through.number,
+            keeping: query.dimensions
         )
         return AnalyticsCalculator.series(query, rollups: rollups, today: today, commission: commission, exchangeRates: exchangeRates)
     }

@@ -45,6 +45,17 @@ public struct AnalyticsQuery: Sendable, Hashable {
         return all
     }
 
+    /// The rollup dimensions the series needs (``AnalyticsStore/rollups(_:environment:from:through:keeping:)``):
+    /// the grouping's, the currency of an amount, and the product of estimated proceeds (whose
+    /// commission rate is per product).
+    public var dimensions: RollupDimensions {
+        var kept: RollupDimensions = []
+        if let groupBy { kept.insert(RollupDimensions(groupBy)) }
+        if metric.isAmount { kept.insert(.currency) }
+        if metric == .estimatedProceeds { kept.insert(.product) }
+        return kept
+    }
+
     /// Whether the metric sums every day before the range too (a gauge).
     public var readsFromStart: Bool {
         metric.kind == .gaugeCount || metric.kind == .gaugeAmount

@@ -23,6 +23,14 @@ public protocol AnalyticsStore: Sendable {
     /// - Throws: ``LedgerError/Code/invalidArgument`` for a limit out of range, or a storage error.
     func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown
 
+    /// The same rollups summed over the dimensions not in `keeping` (read as empty strings):
+    /// one per measure, day and kept values; sums whose figures are zero are left out. What
+    /// a metric reads (``AnalyticsQuery/dimensions``): the backends sum in SQL, so a metric over
+    /// two years reads hundreds of rows rather than every stored key.
+    func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
+    ) async throws(LedgerError) -> [Rollup]
+
     /// Recomputes every rollup from the stored transactions and renewal infos, replacing the
     /// stored ones in one transaction (writes wait meanwhile).
     ///
@@ -40,6 +48,18 @@ extension AnalyticsPointQuery {
         guard (1...maximumEntries).contains(limit) else {
             throw LedgerError(.invalidArgument, reason: "a drill-down lists 1...\(maximumEntries) entries, got \(limit)")
         }
+    }
+}
+
+extension AnalyticsStore {
+    /// Reads every stored rollup and sums over the dimensions not kept (a backend without a
+    /// summing query).
+    public func rollups(
+        _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
+    ) async throws(LedgerError) -> [Rollup] {
+        let stored = try await rollups(measures, environment: environment, from: from, through: through)
+        guard keeping != .all else { return stored }
+        return Rollup.merged(stored.map { Rollup(key: keeping.projecting($0.key), value: $0.value) })
     }
 }
 

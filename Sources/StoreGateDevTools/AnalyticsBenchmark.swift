@@ -1,0 +1,127 @@
+import Foundation
+import StoreGateCore
+import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateLedgerSQLite
+import StoreGateTestSupport
+
+/// `storegate-dev bench analytics`: the money and subscriber metrics (issue 29) over a
+/// two-year ledger of a million transactions of 100,000 subscribers (``AnalyticsWorkload``),
+/// on SQLite and on PostgreSQL.
+///
+/// Per backend: the story is recorded through the ledger's normal path (`record` for signed
+/// transactions, `apply` for notifications, the rollups kept in the same transaction),
+/// `writers` at a time in the order the facts happened, and its throughput printed; then every
+/// metric is asked over the whole two years (`AnalyticsStore.series`, what
+/// `GET /v1/analytics/{metric}` awaits) by day, week and month, ungrouped and grouped by
+/// product and by storefront: after two warm-up rounds, `rounds` timed rounds give p50, p95
+/// and max latency per query. Last, the rollups are rebuilt from the transactions (timed) and
+/// compared with the incremental ones.
+enum AnalyticsBenchmark {
+    /// Groupings measured besides none.
+    static let groupings: [AnalyticsGrouping?] = [nil, .product, .storefront]
+
+    static func run(
+        transactions: Int, rounds: Int, writers: Int, backends: BenchBackends, postgresURL: String?, postgresConnections: Int,
+        proofBytes: Int
+    ) async throws {
+        print("analytics (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, load \(loadAverage()))")
+        let built = BenchSupport.now()
+        let workload = AnalyticsWorkload(transactions: transactions)
+        print(
+            "story: \(workload.transactions) transactions (\(workload.facts.count) facts) of \(workload.subscribers) subscribers, "
+                + "\(AnalyticsWorkload.firstDay) to \(AnalyticsWorkload.lastDay), built in "
+                + String(format: "%.1f s", Double(BenchSupport.now() - built) / 1e9)
+        )
+        let payload: [UInt8] = (0..<max(0, proofBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let configuration = LedgerConfiguration(catalog: AnalyticsWorkload.catalog, encryption: try LedgerBenchmark.configuration().encryption)
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-bench-analytics-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
+
+        if backends.includesSQLite {
+            let sqlite = try SQLiteLedger(path: directory.appendingPathComponent("analytics.sqlite").path, configuration: configuration)
+            try await measure(sqlite, label: "sqlite", workload: workload, writers: writers, rounds: rounds, payload: payload)
+            await sqlite.close()
+        }
+        guard backends.includesPostgres, let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_analytics") else { return }
+        defer { server?.stop() }
+        let postgres = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: max(1, postgresConnections))
+        try await measure(postgres, label: "postgres", workload: workload, writers: writers, rounds: rounds, payload: payload)
+        await postgres.close()
+        print("(postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
+    }
+
+    /// Records the story into `ledger`, then measures every metric and the rebuild.
+    static func measure(
+        _ ledger: any Ledger, label: String, workload: AnalyticsWorkload, writers: Int, rounds: Int, payload: [UInt8]
+    ) async throws {
+        let (seconds, latencies) = try await workload.record(into: ledger, writers: max(1, writers), payload: payload)
+        print(
+            "\(label): recorded with rollups, \(writers) writers: "
+                + String(
+                    format: "%.0f facts/s (%.0f transactions/s), p50 %.2f ms, p99 %.2f ms, %.0f s",
+                    Double(workload.facts.count) / seconds, Double(workload.transactions) / seconds,
+                    BenchSupport.median(latencies) / 1000, BenchSupport.percentile(latencies, 0.99) / 1000, seconds
+                ) + "; load \(loadAverage())"
+        )
+
+        let today = AnalyticsWorkload.lastDay
+        print("\(label): every metric from \(AnalyticsWorkload.firstDay) to \(today), \(rounds) rounds after 2 warm-up rounds")
+        print("metric                    interval  group by       points     p50 ms     p95 ms     max ms")
+        var worst: [(metric: AnalyticsMetric, p95: Double, max: Double, query: String)] = []
+        for metric in AnalyticsMetric.allCases {
+            var metricWorst = (p95: 0.0, max: 0.0, query: "")
+            for interval in AnalyticsInterval.allCases {
+                for grouping in groupings {
+                    let query = try AnalyticsQuery(metric: metric, from: AnalyticsWorkload.firstDay, to: today, interval: interval, groupBy: grouping)
+                    var points = 0
+                    for _ in 0..<2 { points = try await ledger.series(query, today: today).points.count }
+                    let samples = try await BenchSupport.measure(iterations: max(1, rounds)) {
+                        _ = try await ledger.series(query, today: today)
+                    }
+                    let p50 = BenchSupport.median(samples) / 1000, p95 = BenchSupport.percentile(samples, 0.95) / 1000
+                    let maximum = (samples.last ?? 0) / 1000
+                    let grouped = grouping?.rawValue ?? "-"
+                    print(
+                        metric.rawValue.padding(toLength: 26, withPad: " ", startingAt: 0)
+                            + interval.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                            + grouped.padding(toLength: 14, withPad: " ", startingAt: 0)
+                            + String(format: "%7d %10.1f %10.1f %10.1f", points, p50, p95, maximum)
+                    )
+                    if p95 > metricWorst.p95 { metricWorst = (p95, maximum, "\(interval.rawValue), \(grouped)") }
+                }
+            }
+            worst.append((metric, metricWorst.p95, metricWorst.max, metricWorst.query))
+        }
+        print("\(label): the slowest query of each metric (p95, max; target p95 ≤ 100 ms); load \(loadAverage())")
+        for entry in worst {
+            print(
+                "  " + entry.metric.rawValue.padding(toLength: 26, withPad: " ", startingAt: 0)
+                    + String(format: "p95 %7.1f ms  max %7.1f ms", entry.p95, entry.max) + "  (\(entry.query))\(entry.p95 > 100 ? "  OVER" : "")"
+            )
+        }
+
+        let everything = Set(RollupMeasure.allCases)
+        let through = today.number + 800
+        let incremental = Rollup.merged(try await ledger.rollups(everything, environment: .production, from: nil, through: through))
+        let rebuildStart = BenchSupport.now()
+        let rebuild = try await ledger.rebuildRollups()
+        let rebuildSeconds = Double(BenchSupport.now() - rebuildStart) / 1e9
+        let rebuilt = Rollup.merged(try await ledger.rollups(everything, environment: .production, from: nil, through: through))
+        print(
+            "\(label): \(incremental.count) rollups; analytics rebuild: \(rebuild.families) families, \(rebuild.transactions) transactions in "
+                + String(format: "%.1f s", rebuildSeconds) + "; incremental rollups \(incremental == rebuilt ? "equal" : "DIFFER FROM") the rebuilt ones"
+        )
+        if incremental != rebuilt {
+            throw CLIError("\(label): the incremental rollups differ from a rebuild (\(incremental.count) against \(rebuilt.count))")
+        }
+    }
+
+    /// The 1, 5 and 15-minute load averages (Linux `/proc/loadavg`).
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+}
