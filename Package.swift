@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StoreGateCore", targets: ["StoreGateCore"]),
         .library(name: "StoreGateReceipt", targets: ["StoreGateReceipt"]),
         .library(name: "StoreGateSignedData", targets: ["StoreGateSignedData"]),
+        .library(name: "StoreGateHTTP", targets: ["StoreGateHTTP"]),
         .library(name: "StoreGateAppStoreClient", targets: ["StoreGateAppStoreClient"]),
         .library(name: "StoreGateOffers", targets: ["StoreGateOffers"]),
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
@@ -102,16 +103,28 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The HTTP transport every outgoing call shares (the App Store clients, webhook
+        // deliveries, the CLI's calls to a service): one attempt, strict TLS, no redirects, a
+        // deadline, its own error type. Knows nothing of Apple or of webhooks.
         .target(
-            name: "StoreGateAppStoreClient",
+            name: "StoreGateHTTP",
             dependencies: [
-                "StoreGateCore",
-                "StoreGateReceipt",
-                "StoreGateSignedData",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "StoreGateAppStoreClient",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateHTTP",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -189,7 +202,7 @@ let package = Package(
             dependencies: [
                 "StoreGateCore",
                 "StoreGateLedger",
-                "StoreGateAppStoreClient",  // its HTTP transport: strict TLS, no redirects, a deadline per attempt
+                "StoreGateHTTP",  // strict TLS, no redirects, a deadline per attempt
                 "StoreGateWorkers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -224,6 +237,7 @@ let package = Package(
                 "StoreGateReceipt",
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
+                "StoreGateHTTP",
                 "StoreGateLedger",
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
@@ -254,6 +268,7 @@ let package = Package(
                 "StoreGateReceipt",
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
+                "StoreGateHTTP",
                 "StoreGateEvents",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -278,6 +293,7 @@ let package = Package(
                 "StoreGateReceipt",
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
+                "StoreGateHTTP",
                 "StoreGateLedger",
                 "StoreGateServer",
                 "StoreGateSync",
@@ -298,6 +314,7 @@ let package = Package(
                 "StoreGateReceipt",
                 "StoreGateSignedData",
                 "StoreGateAppStoreClient",
+                "StoreGateHTTP",
                 "StoreGateLedger",
                 "StoreGateLedgerSQLite",
                 "StoreGateLedgerPostgres",
@@ -335,7 +352,7 @@ let package = Package(
         .testTarget(
             name: "StoreGateAppStoreClientTests",
             dependencies: [
-                "StoreGateCore", "StoreGateReceipt", "StoreGateSignedData", "StoreGateAppStoreClient", "StoreGateTestSupport",
+                "StoreGateCore", "StoreGateReceipt", "StoreGateSignedData", "StoreGateAppStoreClient", "StoreGateHTTP", "StoreGateTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -366,7 +383,7 @@ let package = Package(
             name: "StoreGateServerTests",
             dependencies: [
                 "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
-                "StoreGateAppStoreClient", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
+                "StoreGateAppStoreClient", "StoreGateHTTP", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
                 "StoreGateOffers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -382,7 +399,7 @@ let package = Package(
             name: "StoreGateEventsTests",
             dependencies: [
                 "StoreGateEvents", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient", "StoreGateWorkers",
+                "StoreGateHTTP", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -395,7 +412,7 @@ let package = Package(
             name: "StoreGateSyncTests",
             dependencies: [
                 "StoreGateSync", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres", "StoreGateCore",
-                "StoreGateAppStoreClient", "StoreGateSignedData", "StoreGateWorkers",
+                "StoreGateAppStoreClient", "StoreGateHTTP", "StoreGateSignedData", "StoreGateWorkers",
                 "StoreGateTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

@@ -13,10 +13,10 @@ func storeGate(_ module: String) -> Target.Dependency {
 let settings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 /// One fuzz target: an executable whose `main` hands its body to libFuzzer.
-func fuzzer(_ name: String, _ modules: [String], crypto: Bool = false, logging: Bool = false) -> Target {
+func fuzzer(_ name: String, _ modules: [String], support: [Target.Dependency] = [], crypto: Bool = false, logging: Bool = false) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["FuzzSupport"] + modules.map(storeGate)
+        dependencies: ["FuzzSupport"] + support + modules.map(storeGate)
             + (crypto ? [.product(name: "Crypto", package: "swift-crypto")] : [])
             + (logging ? [.product(name: "Logging", package: "swift-log")] : []),
         swiftSettings: settings
@@ -36,6 +36,18 @@ let package = Package(
     targets: [
         .target(name: "CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", storeGate("StoreGateCore")], swiftSettings: settings),
+        // The Server API targets' clients over a transport that answers the input; apart from
+        // FuzzSupport, so that the fuzzers reading no HTTP answer link no client.
+        .target(
+            name: "ServerAPIFuzzing",
+            dependencies: [
+                "FuzzSupport", storeGate("StoreGateCore"), storeGate("StoreGateSignedData"), storeGate("StoreGateAppStoreClient"),
+                storeGate("StoreGateHTTP"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings
+        ),
 
         fuzzer("fuzz-pkcs7", ["StoreGateReceipt"]),
         fuzzer("fuzz-receipt-payload", ["StoreGateReceipt"]),
@@ -43,9 +55,9 @@ let package = Package(
         fuzzer("fuzz-jws-structure", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-jws-verify", ["StoreGateCore", "StoreGateSignedData"]),
         fuzzer("fuzz-request-json", ["StoreGateServer"]),
-        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateReceipt", "StoreGateAppStoreClient"], logging: true),
-        fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
-        fuzzer("fuzz-server-api-actions", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], crypto: true, logging: true),
+        fuzzer("fuzz-verifyreceipt-reply", ["StoreGateCore", "StoreGateReceipt", "StoreGateAppStoreClient", "StoreGateHTTP"], logging: true),
+        fuzzer("fuzz-server-api", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], support: ["ServerAPIFuzzing"]),
+        fuzzer("fuzz-server-api-actions", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], support: ["ServerAPIFuzzing"]),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
 

@@ -22,7 +22,6 @@ the real leaf has expired); its clock is pinned to the nested signedDate, which 
 Exit status: 0 when everything agrees, 1 on any disagreement, 2 when the library, the
 fixtures or the storegate binary are missing.
 """
-import argparse
 import base64
 import json
 import os
@@ -33,12 +32,7 @@ import tempfile
 import time
 import types
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE_ROOT = os.path.dirname(HERE)
-
-
-def b64url_json(part):
-    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+from crosscheck_common import PACKAGE_ROOT, argument_parser, b64url_json, library_missing, storegate_binary
 
 
 def raw_payload(jws):
@@ -53,10 +47,8 @@ LEDGER_MEMBERS = {
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--storegate", help="the storegate binary (default: .build/release/storegate, else .build/debug/storegate)")
+    parser = argument_parser(__doc__)
     parser.add_argument("--fixtures", default=os.environ.get("STOREGATE_FIXTURES", os.path.join(PACKAGE_ROOT, "..", "shared", "fixtures")))
-    parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
     try:
@@ -64,18 +56,10 @@ def main():
         from appstoreserverlibrary.models.Environment import Environment
         from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
     except ImportError as error:
-        print(f"crosscheck: app-store-server-library is not installed ({error}); run: pip install app-store-server-library", file=sys.stderr)
-        return 2
+        return library_missing(error)
 
-    storegate = args.storegate
+    storegate = storegate_binary(args.storegate)
     if storegate is None:
-        for candidate in ("release", "debug"):
-            path = os.path.join(PACKAGE_ROOT, ".build", candidate, "storegate")
-            if os.access(path, os.X_OK):
-                storegate = path
-                break
-    if storegate is None or not os.access(storegate, os.X_OK):
-        print("crosscheck: no storegate binary; build it (swift build --product storegate) or pass --storegate", file=sys.stderr)
         return 2
     jws_dir = os.path.join(args.fixtures, "jws")
     certs_dir = os.path.join(args.fixtures, "certs")

@@ -23,7 +23,6 @@ With one fresh P-256 key (written as a .p8 file, as App Store Connect issues it)
 Exit status: 0 when everything agrees, 1 on any disagreement, 2 when the library or the
 storegate binary is missing.
 """
-import argparse
 import base64
 import json
 import os
@@ -33,23 +32,15 @@ import tempfile
 import time
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE_ROOT = os.path.dirname(HERE)
+from crosscheck_common import argument_parser, b64url_json, library_missing, storegate_binary
 
 BUNDLE_ID = "com.example.storegate"
 KEY_ID = "OFFERKEY01"
 ISSUER_ID = "57246542-96fe-1a63-e053-0824d011072a"
 
 
-def b64url_json(part):
-    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--storegate", help="the storegate binary (default: .build/release/storegate, else .build/debug/storegate)")
-    parser.add_argument("--verbose", action="store_true")
-    args = parser.parse_args()
+    args = argument_parser(__doc__).parse_args()
 
     try:
         import jwt
@@ -62,18 +53,10 @@ def main():
         from appstoreserverlibrary.models.AdvancedCommerceRequestInfo import AdvancedCommerceRequestInfo
         from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
     except ImportError as error:
-        print(f"crosscheck: app-store-server-library is not installed ({error}); run: pip install app-store-server-library", file=sys.stderr)
-        return 2
+        return library_missing(error)
 
-    storegate = args.storegate
+    storegate = storegate_binary(args.storegate)
     if storegate is None:
-        for candidate in ("release", "debug"):
-            path = os.path.join(PACKAGE_ROOT, ".build", candidate, "storegate")
-            if os.access(path, os.X_OK):
-                storegate = path
-                break
-    if storegate is None or not os.access(storegate, os.X_OK):
-        print("crosscheck: no storegate binary; build it (swift build --product storegate) or pass --storegate", file=sys.stderr)
         return 2
 
     private_key = ec.generate_private_key(ec.SECP256R1())

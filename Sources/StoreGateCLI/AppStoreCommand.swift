@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateSignedData
 import StoreGateSync
 

@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateReceipt
 
 /// `storegate verify --remote`: the receipt also goes to Apple's verifyReceipt; the reply is

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import StoreGateAppStoreClient
+import StoreGateHTTP
 
 /// Calls a running StoreGate service with the API key from `STOREGATE_API_KEY` (never a flag,
 /// which other users of the machine could read), prints its JSON reply, and exits 1 when the
@@ -32,7 +32,7 @@ struct ServiceClient {
         let transport = AsyncHTTPClientTransport(
             configuration: .init(connectTimeout: .seconds(10), readTimeout: .seconds(max(1, timeout))), logger: Output.logger
         )
-        let outcome: Result<TransportResponse, AppStoreClientError>
+        let outcome: Result<TransportResponse, HTTPTransportError>
         do {
             outcome = .success(try await transport.send(
                 TransportRequest(method: method, url: base + path, headers: headers, body: body == nil ? nil : bytes),

@@ -3,6 +3,7 @@ import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateEvents
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite

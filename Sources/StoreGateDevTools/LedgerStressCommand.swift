@@ -4,6 +4,7 @@ import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateEvents
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite

@@ -2,10 +2,10 @@ public import Foundation
 public import Logging
 public import CoreMetrics
 public import ServiceLifecycle
-public import StoreGateAppStoreClient
 public import StoreGateLedger
 public import StoreGateWorkers
 public import StoreGateCore
+public import StoreGateHTTP
 import Synchronization
 import Tracing
 
@@ -429,30 +429,14 @@ public final class WebhookDeliveryService: Service, Sendable {
 
     private func attemptUntraced(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, span: any Span) async -> DeliveryResult {
         let event = delivery.event
-        let body = EventJSON.encode(event)
-        let sent = now()
-        let standard = StandardWebhookSignature.headers(id: event.id, body: body, secrets: endpoint.secrets, at: sent)
-        var headers: [TransportRequest.Header] = [
-            .init("Content-Type", "application/json"),
-            .init("User-Agent", "StoreGate-Webhooks/1"),
-            .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secrets: endpoint.secrets, at: sent)),
-        ]
-        for field in standard.fields {
-            headers.append(.init(field.name, field.value))
-        }
-        headers += [
-            .init("StoreGate-Event-Id", event.id),
-            .init("StoreGate-Event-Type", event.type.rawValue),
-            .init("StoreGate-Delivery-Attempt", String(delivery.attempts + 1)),
-        ]
-        // W3C trace context (`traceparent`, `tracestate`) when a tracer is bootstrapped; nothing otherwise.
-        InstrumentationSystem.instrument.inject(span.context, into: &headers, using: TransportHeaderInjector())
-        let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
         let started = ContinuousClock.now
         let status: Int?
         let problem: String
-        do throws(AppStoreClientError) {
-            let response = try await transport.send(request, deadline: started + policy.attemptTimeout)
+        do throws(WebhookDeliveryError) {
+            let response = try await post(
+                EventJSON.encode(event), id: event.id, type: event.type.rawValue, attempt: delivery.attempts + 1, to: endpoint, at: now(),
+                deadline: started + policy.attemptTimeout, traceContext: span.context
+            )
             if (200..<300).contains(response.status) {
                 count(endpoint, "delivered", since: started)
                 return .delivered(status: response.status)
@@ -465,7 +449,7 @@ public final class WebhookDeliveryService: Service, Sendable {
             problem = "HTTP \(response.status)"
         } catch {
             status = nil
-            problem = "\(error.code): \(error.reason)"
+            problem = error.description
         }
         let result = policy.failure(
             attempts: delivery.attempts, firstAttemptAt: delivery.firstAttemptAt, now: now(), status: status, error: problem,
@@ -479,6 +463,37 @@ public final class WebhookDeliveryService: Service, Sendable {
             "error": "\(problem)", "outcome": "\(outcome)",
         ])
         return result
+    }
+
+    /// Posts `body` to `endpoint` once, signed with every secret of the endpoint
+    /// (`StoreGate-Signature` and the Standard Webhooks headers, dated `sent`) and labelled
+    /// with the event's id, type and attempt number; with W3C trace context (`traceparent`,
+    /// `tracestate`) when a tracer is bootstrapped and `traceContext` is given.
+    ///
+    /// - Returns: The receiver's answer, whatever its status.
+    /// - Throws: ``WebhookDeliveryError`` when no answer came.
+    private func post(
+        _ body: [UInt8], id: String, type: String, attempt: Int, to endpoint: WebhookEndpoint, at sent: Date, deadline: ContinuousClock.Instant,
+        traceContext: ServiceContext? = nil
+    ) async throws(WebhookDeliveryError) -> TransportResponse {
+        let standard = StandardWebhookSignature.headers(id: id, body: body, secrets: endpoint.secrets, at: sent)
+        var headers: [TransportRequest.Header] = [
+            .init("Content-Type", "application/json"),
+            .init("User-Agent", "StoreGate-Webhooks/1"),
+            .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secrets: endpoint.secrets, at: sent)),
+        ]
+        for field in standard.fields {
+            headers.append(.init(field.name, field.value))
+        }
+        headers += [.init("StoreGate-Event-Id", id), .init("StoreGate-Event-Type", type), .init("StoreGate-Delivery-Attempt", String(attempt))]
+        if let traceContext {
+            InstrumentationSystem.instrument.inject(traceContext, into: &headers, using: TransportHeaderInjector())
+        }
+        do {
+            return try await transport.send(TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body), deadline: deadline)
+        } catch {
+            throw WebhookDeliveryError(error, endpoint: endpoint.name)
+        }
     }
 
     private func count(_ endpoint: WebhookEndpoint, _ outcome: String, since started: ContinuousClock.Instant) {
@@ -501,6 +516,8 @@ public struct WebhookTestOutcome: Sendable, Hashable {
     public var error: String?
     /// The refused address's error code, when the URL was refused.
     public var refusal: WebhookAddressError.Code?
+    /// Why the receiver gave no answer, when it gave none.
+    public var failure: WebhookDeliveryError?
 }
 
 extension WebhookDeliveryService {
@@ -522,24 +539,14 @@ extension WebhookDeliveryService {
             json.member("endpoint", endpoint.name)
             json.member("recordedAt", sent)
         }
-        let body = json.bytes
-        let standard = StandardWebhookSignature.headers(id: id, body: body, secrets: endpoint.secrets, at: sent)
-        var headers: [TransportRequest.Header] = [
-            .init("Content-Type", "application/json"),
-            .init("User-Agent", "StoreGate-Webhooks/1"),
-            .init(WebhookSignature.headerName, WebhookSignature.header(body: body, secrets: endpoint.secrets, at: sent)),
-        ]
-        for field in standard.fields {
-            headers.append(.init(field.name, field.value))
-        }
-        headers += [.init("StoreGate-Event-Id", id), .init("StoreGate-Event-Type", "webhook.test"), .init("StoreGate-Delivery-Attempt", "1")]
-        let request = TransportRequest(method: "POST", url: endpoint.url, headers: headers, body: body)
-        do throws(AppStoreClientError) {
-            let response = try await transport.send(request, deadline: ContinuousClock.now + policy.attemptTimeout)
+        do throws(WebhookDeliveryError) {
+            let response = try await post(
+                json.bytes, id: id, type: "webhook.test", attempt: 1, to: endpoint, at: sent, deadline: ContinuousClock.now + policy.attemptTimeout
+            )
             let delivered = (200..<300).contains(response.status)
             return WebhookTestOutcome(eventId: id, isDelivered: delivered, status: response.status, error: delivered ? nil : "HTTP \(response.status)")
         } catch {
-            return WebhookTestOutcome(eventId: id, isDelivered: false, status: nil, error: "\(error.code): \(error.reason)")
+            return WebhookTestOutcome(eventId: id, isDelivered: false, status: nil, error: error.description, failure: error)
         }
     }
 }

@@ -188,7 +188,8 @@ enum PostgresEvents {
             END IF;
         """
 
-    /// `ledger_events_after_v3(after, page)`: the numbered stream after a sequence, in order,
+    /// `ledger_events_after_v3(after, page)` (schema 7; ``eventsAfterWithRetention`` is the one
+    /// read since schema 8): the numbered stream after a sequence, in order,
     /// read along the sequence index whatever the statistics say. As a plain prepared
     /// statement, statistics not yet updated after a burst of appends made PostgreSQL read the
     /// whole account index and sort it for every page (150 ms a page at 100,000 events).
@@ -299,7 +300,8 @@ enum PostgresEvents {
     /// `ledger_load_v2(family environments, family ids, transaction environments, transaction
     /// ids, notification uuid)`: the touched families with their revisions, the touched
     /// transactions, every transaction and the renewal info of each touched family, and
-    /// whether the notification was taken before.
+    /// whether the notification was taken before. Schema 6's; ``loadWithMoney`` is the one
+    /// read since schema 14.
     static var load: String { loadFunction(version: 2) }
 
     /// `ledger_load_v3(…)` (schema 14): version 2 with the transactions' money columns.

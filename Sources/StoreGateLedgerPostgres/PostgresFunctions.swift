@@ -1,14 +1,19 @@
 /// The ledger's PL/pgSQL functions, created by the migrations.
 ///
+/// Migrations are history: each version of a function stays here as the migration of its
+/// schema created it, and only the latest of each is called (``AccountSQL``,
+/// ``ApplyWithEventsSQL``, ``LoadWithEventsSQL``, ``ConsumeWithEventSQL``).
+///
 /// Every hot statement runs inside one: PL/pgSQL plans each inner statement once per
 /// connection, and the functions pin those plans to index lookups
 /// (`plan_cache_mode = force_generic_plan`, no sequential scans, no hash or merge joins) —
 /// otherwise PostgreSQL re-plans the multi-branch statements on every call (about a
 /// millisecond each), or caches a plan chosen while the tables were empty.
 ///
-/// `ledger_apply_v1(plan jsonb)`, the server-side half of recording, writes a
-/// ``LedgerWritePlan`` in one round trip and one implicit transaction, after checking that
-/// the rows the plan was computed from have not changed since they were read.
+/// `ledger_apply_v6(…)` (schema 14; every version before it stays as its migration created
+/// it), the server-side half of recording, writes a ``LedgerWritePlan`` in one round trip and
+/// one implicit transaction, after checking that the rows the plan was computed from have not
+/// changed since they were read.
 ///
 /// It holds no business rules (those stay in the shared Swift planner); it only writes rows
 /// and enforces the plan's preconditions, raising `serialization_failure` (40001) when one
@@ -28,7 +33,8 @@ enum PostgresFunctions {
         return "kind text, " + types.enumerated().map { "c\($0.offset) \($0.element)" }.joined(separator: ", ")
     }
 
-    /// `ledger_load_v1(family environments, family ids, transaction environments, transaction ids, notification uuid)`.
+    /// `ledger_load_v1(family environments, family ids, transaction environments, transaction ids, notification uuid)`
+    /// (schema 1; `ledger_load_v3` is today's, ``PostgresEvents/loadWithMoney``).
     static var load: String {
         """
         CREATE OR REPLACE FUNCTION ledger_load_v1(text[], text[], text[], text[], text)
@@ -40,7 +46,7 @@ enum PostgresFunctions {
         """
     }
 
-    /// `ledger_account_v1(account id)`: everything about an account.
+    /// `ledger_account_v1(account id)` (schema 1): everything about an account.
     static var account: String { accountFunction(version: 1) }
 
     /// `ledger_account_v2(account id)` (schema 14): version 1 with the money columns.
@@ -57,7 +63,8 @@ enum PostgresFunctions {
         """
     }
 
-    /// `ledger_consume_v1(account, product, quantity, idempotency key, consumed at)`.
+    /// `ledger_consume_v1(account, product, quantity, idempotency key, consumed at)` (schema 1;
+    /// `ledger_consume_v2` is today's, ``PostgresEvents/consume``).
     static var consume: String {
         """
         CREATE OR REPLACE FUNCTION ledger_consume_v1(text, text, bigint, text, bigint)

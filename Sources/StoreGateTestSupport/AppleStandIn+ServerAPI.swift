@@ -6,6 +6,7 @@ import NIOCore
 public import StoreGateAppStoreClient
 public import StoreGateCore
 import Synchronization
+import StoreGateHTTP
 
 extension AppleStandIn {
     /// The In-App Purchase key the stand-in accepts, as App Store Connect knows it.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateTestSupport
 import Testing
 

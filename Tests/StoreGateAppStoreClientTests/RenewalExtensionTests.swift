@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateTestSupport
 import Testing
 

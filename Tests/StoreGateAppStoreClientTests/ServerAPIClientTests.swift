@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateSignedData
 import StoreGateTestSupport
 import Testing
@@ -311,7 +312,7 @@ struct ServerAPIClientTests {
 
 /// A transport that must never be used.
 struct UnusedTransport: HTTPTransport {
-    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
-        throw AppStoreClientError(.invalidConfiguration, reason: "unused")
+    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(HTTPTransportError) -> TransportResponse {
+        throw HTTPTransportError(.invalidRequest, reason: "unused")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateTestSupport
 
 /// A stand-in whose Server API accepts a fresh test key, and a client signing with it.

@@ -1,5 +1,6 @@
 import StoreGateAppStoreClient
 import Testing
+import StoreGateHTTP
 
 /// Trace context written into an outgoing request's headers (webhook deliveries).
 @Suite("the transport header injector sets trace headers, replacing any of the same name")

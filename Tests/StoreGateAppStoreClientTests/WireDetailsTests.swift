@@ -1,6 +1,7 @@
 import Foundation
 @testable import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateTestSupport
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateEvents
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateTestSupport

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import StoreGateAppStoreClient
 import StoreGateCore
 @testable import StoreGateEvents
+import StoreGateHTTP
 @testable import StoreGateLedger
 import StoreGateTestSupport
 import Testing

@@ -1,9 +1,9 @@
 import Foundation
 import Logging
 import MetricsTestKit
-import StoreGateAppStoreClient
 import StoreGateCore
 @testable import StoreGateEvents
+import StoreGateHTTP
 @testable import StoreGateLedger
 import StoreGateLedgerSQLite
 import StoreGateTestSupport

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateTestSupport
 import Testing
 import Hummingbird
@@ -73,7 +74,7 @@ final class ExchangeRecorder: @unchecked Sendable {
 
 /// A transport for a deliverer that never sends (the route table only).
 struct UnusedTransport: HTTPTransport {
-    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
+    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(HTTPTransportError) -> TransportResponse {
         TransportResponse(status: 599, headers: [], body: [])
     }
 }

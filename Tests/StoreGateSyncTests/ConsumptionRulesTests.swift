@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateSync
 import StoreGateTestSupport

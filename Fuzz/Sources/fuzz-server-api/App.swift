@@ -1,7 +1,6 @@
-import Crypto
 import Foundation
 import FuzzSupport
-import Logging
+import ServerAPIFuzzing
 import StoreGateAppStoreClient
 import StoreGateCore
 import StoreGateSignedData
@@ -16,29 +15,10 @@ import StoreGateSignedData
 @main
 enum App {
     static func main() {
-        let bundleId = "com.example.storegate"
-        let credentials = AppStoreServerAPICredentials(
-            keyId: "FUZZKEY001", issuerId: "00000000-0000-0000-0000-000000000000", bundleId: bundleId,
-            privateKey: P256.Signing.PrivateKey())
-        let tokens = AppStoreServerAPITokenProvider(credentials: credentials)
-        let verifier = SignedDataPayloadVerifier(SignedDataVerifier(
-            expectations: SignedDataExpectations(bundleId: bundleId, environments: [.production, .sandbox, .xcode, .localTesting, .test]),
-            chainVerifier: CertificateChainVerifier(trustStore: FuzzFiles.testTrustStore()),
-            clock: { Date(timeIntervalSince1970: 1_700_000_000) }))
-        func client(status: Int, body: [UInt8]) -> AppStoreServerAPIClient? {
-            do throws(AppStoreClientError) {
-                return try AppStoreServerAPIClient(
-                    tokens: tokens, environment: .sandbox,
-                    transport: AnsweringTransport(status: status, body: body),
-                    verifier: verifier, retryPolicy: .none,
-                    logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
-                    now: { Date(timeIntervalSince1970: 1_700_000_000) })
-            } catch {
-                FuzzTarget.fail("the client cannot be made: \(error)")
-            }
-        }
+        let clients = ServerAPIFuzzClients()
         FuzzTarget.run { bytes in
-            guard let ok = client(status: 200, body: bytes), let refused = client(status: 400, body: bytes) else { return }
+            let ok = clients.client(status: 200, body: bytes)
+            let refused = clients.client(status: 400, body: bytes)
             _ = runBlocking { () async -> Int in
                 var answered = 0
                 func attempt<T>(_ call: () async throws(AppStoreClientError) -> T) async {
@@ -62,15 +42,5 @@ enum App {
                 return answered
             }
         }
-    }
-}
-
-/// A transport whose every answer has the given status and the fuzz input as body.
-struct AnsweringTransport: HTTPTransport {
-    let status: Int
-    let body: [UInt8]
-
-    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
-        TransportResponse(status: status, headers: [.init("Content-Type", "application/json")], body: body)
     }
 }

@@ -3,6 +3,7 @@ import FuzzSupport
 import Logging
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateReceipt
 
 /// verifyReceipt reply decoding (`VerifyReceiptResponse.decode`: Apple's lenient spellings of
@@ -70,7 +71,7 @@ enum App {
 struct AnsweringTransport: HTTPTransport {
     let body: [UInt8]
 
-    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
+    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(HTTPTransportError) -> TransportResponse {
         TransportResponse(status: 200, headers: [.init("Content-Type", "application/json")], body: body)
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateSignedData
 
 extension AppStoreServerAPIClient {

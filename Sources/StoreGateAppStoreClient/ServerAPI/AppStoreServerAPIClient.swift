@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import StoreGateCore
+public import StoreGateHTTP
 public import StoreGateSignedData
 import Tracing
 
@@ -276,7 +277,7 @@ public struct AppStoreServerAPIClient: Sendable {
                     .init("Authorization", "Bearer " + token.compact), .init("Accept", "application/json"), .init("User-Agent", StoreGateVersion.userAgent),
                 ]
                 if body != nil { headers.append(.init("Content-Type", "application/json")) }
-                let response = try await self.transport.send(TransportRequest(method: method, url: url, headers: headers, body: body), deadline: deadline)
+                let response = try await self.transport.sendToApple(TransportRequest(method: method, url: url, headers: headers, body: body), deadline: deadline)
                 if response.status == 401 {
                     await self.tokens.invalidate()
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import StoreGateCore
+import StoreGateHTTP
 
 /// Turns HTTP statuses that are not success into typed errors, the same way for every endpoint.
 enum HTTPStatusPolicy {

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 public import StoreGateCore
+public import StoreGateHTTP
 import Tracing
 
 /// Calls Apple's legacy verifyReceipt endpoint.
@@ -161,7 +162,7 @@ public struct VerifyReceiptClient: Sendable {
             headers: [.init("Content-Type", "application/json"), .init("Accept", "application/json"), .init("User-Agent", StoreGateVersion.userAgent)],
             body: body
         )
-        let response = try await transport.send(request, deadline: deadline)
+        let response = try await transport.sendToApple(request, deadline: deadline)
         try HTTPStatusPolicy.requireSuccess(response, environment: environment)
         let reply = try VerifyReceiptResponse.decode(response.body)
         if reply.status.isRetryable {

@@ -73,20 +73,7 @@ public struct ProofEncryption: Sendable {
 
     /// Seals a raw proof with the current key.
     package func seal(_ plaintext: [UInt8], digest: ProofDigest) throws(LedgerError) -> SealedProof {
-        guard let key = keys[currentKeyID] else {
-            throw LedgerError(.unknownEncryptionKey, reason: "the current key is not configured")
-        }
-        do {
-            let box = try AES.GCM.seal(plaintext, using: key, authenticating: Self.aad(digest, currentKeyID))
-            guard let combined = box.combined else {
-                throw LedgerError(.decryptionFailed, reason: "AES-GCM gave no combined representation")
-            }
-            return SealedProof(keyID: currentKeyID, combined: Array(combined))
-        } catch let error as LedgerError {
-            throw error
-        } catch {
-            throw LedgerError(.decryptionFailed, reason: "AES-GCM sealing failed")
-        }
+        try sealWithCurrentKey(plaintext) { keyID in Self.aad(digest, keyID) }
     }
 
     /// Opens a sealed proof with the key it names.
@@ -94,55 +81,55 @@ public struct ProofEncryption: Sendable {
     /// - Throws: ``LedgerError/Code/unknownEncryptionKey`` when its key is not configured;
     ///   ``LedgerError/Code/decryptionFailed`` when it does not authenticate.
     package func open(_ sealed: SealedProof, digest: ProofDigest) throws(LedgerError) -> [UInt8] {
-        guard let key = keys[sealed.keyID] else {
-            throw LedgerError(.unknownEncryptionKey, reason: "a stored proof was sealed with key '\(sealed.keyID)', which is not configured")
+        let plaintext = try openSealed(sealed, "proof") { keyID in Self.aad(digest, keyID) }
+        guard ProofDigest(of: plaintext) == digest else {
+            throw LedgerError(.decryptionFailed, reason: "a stored proof does not match its digest")
         }
-        do {
-            let box = try AES.GCM.SealedBox(combined: sealed.combined)
-            let plaintext = try AES.GCM.open(box, using: key, authenticating: Self.aad(digest, sealed.keyID))
-            guard ProofDigest(of: Array(plaintext)) == digest else {
-                throw LedgerError(.decryptionFailed, reason: "a stored proof does not match its digest")
-            }
-            return Array(plaintext)
-        } catch let error as LedgerError {
-            throw error
-        } catch {
-            throw LedgerError(.decryptionFailed, reason: "a stored proof did not authenticate under key '\(sealed.keyID)'")
-        }
+        return plaintext
     }
 
     /// Seals a stored secret (a webhook endpoint's signing secrets) with the current key,
     /// bound to `context` (the record it belongs to), so a sealed value cannot be moved to
     /// another record.
     package func sealSecret(_ plaintext: [UInt8], context: String) throws(LedgerError) -> SealedProof {
-        guard let key = keys[currentKeyID] else {
-            throw LedgerError(.unknownEncryptionKey, reason: "the current key is not configured")
-        }
-        do {
-            let box = try AES.GCM.seal(plaintext, using: key, authenticating: Self.secretAAD(context, currentKeyID))
-            guard let combined = box.combined else {
-                throw LedgerError(.decryptionFailed, reason: "AES-GCM gave no combined representation")
-            }
-            return SealedProof(keyID: currentKeyID, combined: Array(combined))
-        } catch let error as LedgerError {
-            throw error
-        } catch {
-            throw LedgerError(.decryptionFailed, reason: "AES-GCM sealing failed")
-        }
+        try sealWithCurrentKey(plaintext) { keyID in Self.secretAAD(context, keyID) }
     }
 
     /// Opens a secret ``sealSecret(_:context:)`` sealed for `context`.
     ///
     /// - Throws: ``LedgerError/Code/unknownEncryptionKey`` or ``LedgerError/Code/decryptionFailed``.
     package func openSecret(_ sealed: SealedProof, context: String) throws(LedgerError) -> [UInt8] {
+        try openSealed(sealed, "secret") { keyID in Self.secretAAD(context, keyID) }
+    }
+
+    /// AES-GCM under the current key, authenticating what `aad` gives for the key's id.
+    private func sealWithCurrentKey(_ plaintext: [UInt8], authenticating aad: (String) -> [UInt8]) throws(LedgerError) -> SealedProof {
+        guard let key = keys[currentKeyID] else {
+            throw LedgerError(.unknownEncryptionKey, reason: "the current key is not configured")
+        }
+        let box: AES.GCM.SealedBox
+        do {
+            box = try AES.GCM.seal(plaintext, using: key, authenticating: aad(currentKeyID))
+        } catch {
+            throw LedgerError(.decryptionFailed, reason: "AES-GCM sealing failed")
+        }
+        guard let combined = box.combined else {
+            throw LedgerError(.decryptionFailed, reason: "AES-GCM gave no combined representation")
+        }
+        return SealedProof(keyID: currentKeyID, combined: Array(combined))
+    }
+
+    /// Opens `sealed` (a stored `what`) under the key it names, authenticating what `aad`
+    /// gives for that key's id.
+    private func openSealed(_ sealed: SealedProof, _ what: String, authenticating aad: (String) -> [UInt8]) throws(LedgerError) -> [UInt8] {
         guard let key = keys[sealed.keyID] else {
-            throw LedgerError(.unknownEncryptionKey, reason: "a stored secret was sealed with key '\(sealed.keyID)', which is not configured")
+            throw LedgerError(.unknownEncryptionKey, reason: "a stored \(what) was sealed with key '\(sealed.keyID)', which is not configured")
         }
         do {
             let box = try AES.GCM.SealedBox(combined: sealed.combined)
-            return Array(try AES.GCM.open(box, using: key, authenticating: Self.secretAAD(context, sealed.keyID)))
+            return Array(try AES.GCM.open(box, using: key, authenticating: aad(sealed.keyID)))
         } catch {
-            throw LedgerError(.decryptionFailed, reason: "a stored secret did not authenticate under key '\(sealed.keyID)'")
+            throw LedgerError(.decryptionFailed, reason: "a stored \(what) did not authenticate under key '\(sealed.keyID)'")
         }
     }
 

@@ -1,5 +1,5 @@
 import Logging
-import StoreGateAppStoreClient
+import StoreGateHTTP
 import Synchronization
 
 /// The webhooks' HTTP transport, created on the first request: every application has a
@@ -15,7 +15,7 @@ final class LazyWebhookTransport: HTTPTransport {
         self.logger = logger
     }
 
-    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
+    func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(HTTPTransportError) -> TransportResponse {
         let transport = state.withLock { state -> AsyncHTTPClientTransport? in
             guard !state.isShutDown else { return nil }
             if let existing = state.transport { return existing }
@@ -24,7 +24,7 @@ final class LazyWebhookTransport: HTTPTransport {
             return created
         }
         guard let transport else {
-            throw AppStoreClientError(.cancelled, reason: "the webhook transport is shut down")
+            throw HTTPTransportError(.cancelled, reason: "the webhook transport is shut down")
         }
         return try await transport.send(request, deadline: deadline)
     }

@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import StoreGateAppStoreClient
 import StoreGateCore
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateSync
 import StoreGateWorkers

@@ -1,7 +1,7 @@
 import Logging
 import ServiceLifecycle
-import StoreGateAppStoreClient
 import StoreGateEvents
+import StoreGateHTTP
 import StoreGateLedger
 import StoreGateWorkers
 

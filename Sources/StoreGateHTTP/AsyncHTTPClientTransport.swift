@@ -7,9 +7,9 @@ import NIOSSL
 /// The production ``HTTPTransport``: AsyncHTTPClient with strict TLS.
 ///
 /// Certificates are always verified in full (chain to the system trust store and host name);
-/// TLS 1.2 is the minimum; redirects are not followed (Apple's endpoints never redirect, and a
-/// redirect is how a man in the middle would send the call elsewhere). There is no switch to
-/// turn certificate checks off. Call ``shutdown()`` when done.
+/// TLS 1.2 is the minimum; redirects are not followed (Apple's endpoints never redirect, a
+/// webhook receiver must answer itself, and a redirect is how a man in the middle would send
+/// the call elsewhere). There is no switch to turn certificate checks off. Call ``shutdown()`` when done.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Limits of one attempt.
     public struct Configuration: Sendable, Hashable {
@@ -76,7 +76,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 
     /// Sends one request; see ``HTTPTransport/send(_:deadline:)``.
-    public func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(AppStoreClientError) -> TransportResponse {
+    public func send(_ request: TransportRequest, deadline: ContinuousClock.Instant) async throws(HTTPTransportError) -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers {
@@ -87,7 +87,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else {
-            throw AppStoreClientError(.timedOut, reason: "no time left for the request")
+            throw HTTPTransportError(.timedOut, reason: "no time left for the request")
         }
         let nioDeadline = NIODeadline.now() + Self.timeAmount(remaining)
         do {
@@ -103,28 +103,28 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
     }
 
-    /// Maps AsyncHTTPClient, NIO and NIOSSL errors onto StoreGate's codes.
-    static func map(_ error: any Error) -> AppStoreClientError {
+    /// Maps AsyncHTTPClient, NIO and NIOSSL errors onto ``HTTPTransportError``'s codes.
+    static func map(_ error: any Error) -> HTTPTransportError {
         switch error {
         case is CancellationError:
-            return AppStoreClientError(.cancelled, reason: "the call was cancelled")
+            return HTTPTransportError(.cancelled, reason: "the call was cancelled")
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
-            return AppStoreClientError(.tlsFailure, reason: "TLS handshake failed: \(error)")
+            return HTTPTransportError(.tlsFailure, reason: "TLS handshake failed: \(error)")
         case is NIOTooManyBytesError:
-            return AppStoreClientError(.responseTooLarge, reason: "the answer exceeds the size limit")
+            return HTTPTransportError(.responseTooLarge, reason: "the answer exceeds the size limit")
         case let error as HTTPClientError:
             switch error {
             case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
-                return AppStoreClientError(.timedOut, reason: "the request timed out (\(error))")
+                return HTTPTransportError(.timedOut, reason: "the request timed out (\(error))")
             case .cancelled:
-                return AppStoreClientError(.cancelled, reason: "the call was cancelled")
+                return HTTPTransportError(.cancelled, reason: "the call was cancelled")
             case .invalidURL, .emptyHost, .emptyScheme, .missingSocketPath:
-                return AppStoreClientError(.invalidRequest, reason: "the request URL is not usable (\(error))")
+                return HTTPTransportError(.invalidRequest, reason: "the request URL is not usable (\(error))")
             default:
-                return AppStoreClientError(.connectionFailed, reason: "HTTP client error: \(error)")
+                return HTTPTransportError(.connectionFailed, reason: "HTTP client error: \(error)")
             }
         default:
-            return AppStoreClientError(.connectionFailed, reason: "connection failed: \(error)")
+            return HTTPTransportError(.connectionFailed, reason: "connection failed: \(error)")
         }
     }
 
