@@ -17,18 +17,7 @@ extension PostgresLedger {
             try await Self.rows(connection, """
                 SELECT measure, day, product_id, subscription_group, storefront, currency, offer, count, amount FROM ledger_rollups
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4 AND (count <> 0 OR amount <> 0)
-                """, values, logger: self.logger).map { row in
-                guard let measure = RollupMeasure(rawValue: try row.text(0)) else {
-                    throw LedgerError(.storage, reason: "a stored rollup names an unknown measure")
-                }
-                return Rollup(
-                    key: RollupKey(
-                        day: try row.integer(1), measure: measure, environment: environment, productId: try row.text(2),
-                        subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5), offer: try row.text(6)
-                    ),
-                    value: RollupValue(count: try row.integer(7), amount: try row.integer(8))
-                )
-            }
+                """, values, logger: self.logger).map { row in try Self.rollup(row, environment: environment) }
         }
     }
 
@@ -88,19 +77,22 @@ extension PostgresLedger {
                 SELECT measure, day, \(selected.joined(separator: ", ")), SUM(count)::bigint, SUM(amount)::bigint FROM ledger_rollups
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
                 GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
-                """, values, logger: self.logger).map { row in
-                guard let measure = RollupMeasure(rawValue: try row.text(0)) else {
-                    throw LedgerError(.storage, reason: "a stored rollup names an unknown measure")
-                }
-                return Rollup(
-                    key: RollupKey(
-                        day: try row.integer(1), measure: measure, environment: environment, productId: try row.text(2),
-                        subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5), offer: try row.text(6)
-                    ),
-                    value: RollupValue(count: try row.integer(7), amount: try row.integer(8))
-                )
-            }
+                """, values, logger: self.logger).map { row in try Self.rollup(row, environment: environment) }
         }
+    }
+
+    /// A rollup row (measure, day, the five dimensions, count, amount) of `environment`.
+    private static func rollup(_ row: PostgresRandomAccessRow, environment: AppStoreEnvironment) throws -> Rollup {
+        guard let measure = RollupMeasure(rawValue: try row.text(0)) else {
+            throw LedgerError(.storage, reason: "a stored rollup names an unknown measure")
+        }
+        return Rollup(
+            key: RollupKey(
+                day: try row.integer(1), measure: measure, environment: environment, productId: try row.text(2),
+                subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5), offer: try row.text(6)
+            ),
+            value: RollupValue(count: try row.integer(7), amount: try row.integer(8))
+        )
     }
 
     @discardableResult
