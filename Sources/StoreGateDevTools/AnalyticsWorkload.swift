@@ -1,6 +1,7 @@
 import Foundation
 import StoreGateCore
 import StoreGateLedger
+import StoreGateTestSupport
 
 /// The two-year ledger story `storegate-dev bench analytics` records: `transactions`
 /// transactions of `transactions / 10` subscribers (100,000 for a million), deterministic

@@ -1,3 +1,5 @@
+import StoreGateTestSupport
+
 /// One subscriber's subscription story, told as facts (``AnalyticsWorkload``'s rules).
 struct SubscriberStory {
     let subscriber: Int32

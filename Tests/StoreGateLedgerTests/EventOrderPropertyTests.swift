@@ -4,6 +4,7 @@ import StoreGateCore
 import Logging
 import StoreGateEvents
 import StoreGateLedger
+import StoreGateTestSupport
 import Testing
 
 extension LedgerTests {
@@ -83,19 +84,8 @@ extension LedgerTests {
 
         /// A shuffle of `items` driven by `seed` (the same seed, the same order).
         static func shuffled<T>(_ items: [T], seed: UInt64) -> [T] {
-            var generator = SplitMix(state: seed)
+            var generator = SplitMix64(seed: seed)
             return items.shuffled(using: &generator)
-        }
-
-        struct SplitMix: RandomNumberGenerator {
-            var state: UInt64
-            mutating func next() -> UInt64 {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
         }
 
         /// What one arrival order produced: each transaction's event types (its gain first),
