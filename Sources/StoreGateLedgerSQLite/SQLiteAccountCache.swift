@@ -48,6 +48,13 @@ final class SQLiteAccountCache: Sendable {
         var version: Int64 = -1
         var entries: [AccountID: Facts] = [:]
         var weight = 0
+
+        /// Forgets every entry; they are valid under `version` from now on.
+        mutating func empty(version: Int64) {
+            entries.removeAll(keepingCapacity: true)
+            weight = 0
+            self.version = version
+        }
     }
 
     let bounds: Bounds
@@ -81,16 +88,10 @@ final class SQLiteAccountCache: Sendable {
                 // A watch connection that failed is not trusted again; the next lookup opens another.
                 connection.close()
                 state.watch = nil
-                state.entries.removeAll()
-                state.weight = 0
-                state.version = -1
+                state.empty(version: -1)
                 throw error
             }
-            if version != state.version {
-                state.entries.removeAll(keepingCapacity: true)
-                state.weight = 0
-                state.version = version
-            }
+            if version != state.version { state.empty(version: version) }
             return Lookup(version: version, facts: state.entries[account])
         }
     }
@@ -121,9 +122,7 @@ final class SQLiteAccountCache: Sendable {
         state.withLock { state in
             state.watch?.close()
             state.watch = nil
-            state.entries.removeAll()
-            state.weight = 0
-            state.version = -1
+            state.empty(version: -1)
         }
     }
 }

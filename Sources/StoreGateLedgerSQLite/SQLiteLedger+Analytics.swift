@@ -15,27 +15,12 @@ extension SQLiteLedger {
     public func rollups(
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
     ) async throws(LedgerError) -> [Rollup] {
-        try await perform { () throws(LedgerError) in
-            try self.read(snapshot: true) { connection throws(LedgerError) in
-                var found: [Rollup] = []
-                for measure in measures.sorted() {
-                    try connection.query("""
-                        SELECT day, product_id, subscription_group, storefront, currency, offer, count, amount FROM ledger_rollups
-                        WHERE measure = ? AND environment = ? AND day >= ? AND day <= ? AND (count <> 0 OR amount <> 0)
-                        """, [.text(measure.rawValue), .text(environment.rawValue), .integer(from ?? .min), .integer(through)]
-                    ) { row throws(LedgerError) in
-                        found.append(Rollup(
-                            key: RollupKey(
-                                day: row.integer(0), measure: measure, environment: environment, productId: row.text(1),
-                                subscriptionGroup: row.text(2), storefront: row.text(3), currency: row.text(4), offer: row.text(5)
-                            ),
-                            value: RollupValue(count: row.integer(6), amount: row.integer(7))
-                        ))
-                    }
-                }
-                return found
-            }
-        }
+        try await readRollups(
+            """
+            SELECT day, product_id, subscription_group, storefront, currency, offer, count, amount FROM ledger_rollups
+            WHERE measure = ? AND environment = ? AND day >= ? AND day <= ? AND (count <> 0 OR amount <> 0)
+            """, measures, environment: environment, from: from, through: through
+        )
     }
 
     public func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
@@ -84,7 +69,15 @@ extension SQLiteLedger {
             WHERE measure = ? AND environment = ? AND day >= ? AND day <= ?
             GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
             """
-        return try await perform { () throws(LedgerError) in
+        return try await readRollups(sql, measures, environment: environment, from: from, through: through)
+    }
+
+    /// Runs `sql` (columns: day, the five dimensions, count, amount; binds: measure,
+    /// environment, first and last day) once per measure, in one snapshot.
+    private func readRollups(
+        _ sql: String, _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
+    ) async throws(LedgerError) -> [Rollup] {
+        try await perform { () throws(LedgerError) in
             try self.read(snapshot: true) { connection throws(LedgerError) in
                 var found: [Rollup] = []
                 for measure in measures.sorted() {
