@@ -15,7 +15,7 @@ extension LedgerTests {
             "JPY": [(Story.january, 0.0066)],
         ])
 
-        @Test("every metric, interval and grouping: shuffled, reversed and unsummed rows give the series of the stored order")
+        @Test("every metric, interval and grouping: shuffled rows, summed or unsummed, give the series of the summed stored order")
         func anyOrder() async throws {
             let ledger = InMemoryLedger(configuration: LedgerConfiguration(catalog: Story.catalog))
             try await Story.tell(Story.facts, to: ledger)
@@ -30,10 +30,13 @@ extension LedgerTests {
                                 query.measures, environment: .production, from: query.readsFromStart ? nil : from.number, through: Story.today.number
                             )
                             let summed = Rollup.merged(stored.map { Rollup(key: query.dimensions.projecting($0.key), value: $0.value) })
+                            // The calculator is synchronous: let the other suites' tasks run between queries (the
+                            // whole suite shares two cooperative threads on CI).
+                            await Task.yield()
                             for rates in [nil, Self.rates] {
                                 let expected = AnalyticsCalculator.series(query, rollups: summed, today: Story.today, exchangeRates: rates)
                                 if !expected.points.isEmpty { withPoints += 1 }
-                                for rows in [summed.shuffled(using: &generator), summed.reversed(), stored, stored.shuffled(using: &generator)] {
+                                for rows in [summed.shuffled(using: &generator), stored.shuffled(using: &generator)] {
                                     let series = AnalyticsCalculator.series(query, rollups: rows, today: Story.today, exchangeRates: rates)
                                     if rates == nil {
                                         #expect(series == expected, "\(metric) \(interval) \(String(describing: grouping))")
@@ -51,7 +54,7 @@ extension LedgerTests {
                     }
                 }
             }
-            #expect(compared > 1000)
+            #expect(compared > 500)
             #expect(withPoints > compared / 16, "many queries of the story have points")
         }
 
