@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 
 /// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
@@ -5,10 +6,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics, scale. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics, scale.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -35,6 +36,21 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("proof-bytes"), help: "analytics: the size of each raw proof stored (sealed).")
     var proofBytes: Int = 2048
 
+    @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
+    var sizes: String = "100000,1000000,10000000"
+
+    @Option(help: "scale: operations measured per figure at each size.")
+    var samples: Int = 2000
+
+    @Option(name: .customLong("sealed-proof-bytes"), help: "scale: the size of each raw proof stored sealed (AES-GCM); 0 keeps only digests, as without a key.")
+    var sealedProofBytes: Int = 0
+
+    @Option(name: .customLong("fail-above"), help: "scale: exit non-zero when a per-request p50 costs more than this many times its p50 at the smallest size.")
+    var failAbove: Double?
+
+    @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
+    var normalPath = false
+
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
         for suite in chosen {
@@ -52,9 +68,25 @@ struct BenchCommand: AsyncParsableCommand {
                     transactions: transactions, rounds: rounds, writers: writers, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: proofBytes
                 )
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics)")
+            case "scale":
+                try await ScaleBenchmark.run(ScaleBenchmark.Settings(
+                    sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
+                    postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath
+                ))
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, scale)")
             }
         }
+    }
+}
+
+extension BenchCommand {
+    /// `--sizes`: comma-separated transaction counts.
+    static func sizes(_ text: String) throws -> [Int] {
+        let sizes = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 100 }) else {
+            throw CLIError("--sizes takes comma-separated transaction counts of at least 100 (got '\(text)')")
+        }
+        return sizes.compactMap { $0 }
     }
 }
 
