@@ -215,43 +215,43 @@ enum ScaleBenchmark {
         _ = BenchSupport.resetPeakMemory()
         print("backend   size       operation                                      ops/s      p50 µs      p99 µs    × p50")
         var exceeded: [String] = []
-        func run(
+        func figure(
             _ operation: String, tasks: Int = 1, _ indices: Range<Int>, _ body: @escaping @Sendable (Int) async throws -> Void
         ) async throws {
             let measured = try await timed(tasks: tasks, indices, body)
-            let figure = Figure(
+            let measuredFigure = Figure(
                 operation: operation, operationsPerSecond: Double(indices.count) / measured.seconds,
                 p50: BenchSupport.median(measured.latencies), p99: BenchSupport.percentile(measured.latencies, 0.99)
             )
-            results.figures[size, default: []].append(figure)
-            let ratio = results.baseline(operation).map { figure.p50 / max($0, 0.001) } ?? 1
+            results.figures[size, default: []].append(measuredFigure)
+            let ratio = results.baseline(operation).map { measuredFigure.p50 / max($0, 0.001) } ?? 1
             if let failAbove, ratio > failAbove { exceeded.append("\(label) \(operation) at \(size): \(String(format: "%.2f", ratio))×") }
             print(
                 label.padding(toLength: 10, withPad: " ", startingAt: 0) + "\(size)".padding(toLength: 11, withPad: " ", startingAt: 0)
                     + operation.padding(toLength: 44, withPad: " ", startingAt: 0)
-                    + String(format: "%10.0f  %10.1f  %10.1f  %6.2f", figure.operationsPerSecond, figure.p50, figure.p99, ratio) + "×"
+                    + String(format: "%10.0f  %10.1f  %10.1f  %6.2f", measuredFigure.operationsPerSecond, measuredFigure.p50, measuredFigure.p99, ratio) + "×"
             )
         }
         let now = Self.now
         let catalog = AnalyticsWorkload.catalog
 
-        try await run("one entitlement (the check), 1 reader", 0..<n) { index in
+        try await figure("one entitlement (the check), 1 reader", 0..<n) { index in
             let facts = try await ledger.entitlementFacts(for: try account(index), at: now)
             _ = EntitlementResolver.resolve("pro", holdings: facts.holdings, catalog: catalog, grants: facts.grants, at: now)
         }
-        try await run("entitlements of an account, 1 reader", 0..<n) { index in
+        try await figure("entitlements of an account, 1 reader", 0..<n) { index in
             _ = try await ledger.entitlements(for: try account(index), at: now)
         }
         for writers in [1, 16] {
             let range = writers == 1 ? 0..<n : n..<(2 * n)
-            try await run("record a purchase, \(writers) writer\(writers == 1 ? "" : "s")", tasks: writers, range) { index in
-                try await ledger.record(try purchase(index), for: try account(index))
+            try await figure("record a purchase, \(writers) writer\(writers == 1 ? "" : "s")", tasks: writers, range) { index in
+                _ = try await ledger.record(try purchase(index), for: try account(index))
             }
         }
-        try await run("consume a unit, 1 writer", 0..<n) { index in
+        try await figure("consume a unit, 1 writer", 0..<n) { index in
             _ = try await ledger.consume("coins.small", quantity: 1, idempotencyKey: "scale-consume-\(index)", for: try account(index), at: now)
         }
-        try await run("apply a synced notification, 1 writer", 0..<n) { index in
+        try await figure("apply a synced notification, 1 writer", 0..<n) { index in
             let subscriber = Int32((index &* 2_654_435_761) % accounts)
             _ = try await ledger.apply(VerifiedNotification(
                 notificationUUID: "scale-sync-\(index)", notificationType: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED",
@@ -265,29 +265,29 @@ enum ScaleBenchmark {
             ))
         }
         let head = try await newestSequence(ledger)
-        try await run("a page of 100 events", 0..<n) { index in
+        try await figure("a page of 100 events", 0..<n) { index in
             let after = Int64((UInt64(index) &* 2_654_435_761) % UInt64(max(1, head - 100)))
             _ = try await ledger.events(after: after, limit: 100)
         }
-        try await run("console: account page", 0..<n) { index in
+        try await figure("console: account page", 0..<n) { index in
             let id = try account(index)
             _ = try await ledger.entitlements(for: id, at: now)
             _ = try await ledger.grants(for: id)
             _ = try await ledger.timeline(for: id, before: nil, limit: 101)
         }
-        try await run("console: search an account", 0..<n) { index in
+        try await figure("console: search an account", 0..<n) { index in
             let id = try account(index)
             _ = try await ledger.timeline(for: id, before: nil, limit: 1)
             _ = try await ledger.entitlements(for: id, at: now)
             _ = try await ledger.search(id.rawValue, limit: 50)
         }
-        try await run("console: search a transaction id", 0..<n) { index in
+        try await figure("console: search a transaction id", 0..<n) { index in
             _ = try await ledger.search("s\((index &* 2_654_435_761) % accounts)-0", limit: 50)
         }
         let overviews = max(3, n / 20)
         let today = AnalyticsWorkload.lastDay
         let from = AnalyticsDay(today.number - 89)
-        try await run("console: overview (8 series, 90 days)", 0..<overviews) { _ in
+        try await figure("console: overview (8 series, 90 days)", 0..<overviews) { _ in
             for metric in [AnalyticsMetric.activeSubscriptions, .mrr, .newTrials, .trialConversions, .newPaidSubscriptions, .churned, .refunds, .grossRevenue] {
                 _ = try await ledger.series(try AnalyticsQuery(metric: metric, from: from, to: today, interval: .week), today: today)
             }

@@ -269,6 +269,8 @@ extension LedgerTests {
                 #expect(normal.outcomes.contains { $0.hasPrefix("applied") && $0.contains("isDuplicate: true") })
                 #expect(normal.isHealthy)
                 #expect(!normal.rollups.isEmpty)
+                #expect(normal.events.count > 50)
+                #expect(normal.timelines.allSatisfy { !$0.isEmpty })
                 for batch in [story.count, 16] {
                     let bulk = try await Self.bulk(story, batch: batch, on: backend)
                     #expect(bulk.outcomes == normal.outcomes, "seed \(seed), batch \(batch)")

@@ -33,16 +33,22 @@ extension LedgerTests {
             let text = child.output()
             try #require(status == 0, "bench scale ended with \(String(describing: status)): \(text.suffix(1500))")
             let lines = text.split(separator: "\n").map(String.init)
+            /// The start of a figure's line at `size`: the backend and the size, in their columns.
+            func row(_ size: String) -> String {
+                "sqlite".padding(toLength: 10, withPad: " ", startingAt: 0) + size.padding(toLength: 11, withPad: " ", startingAt: 0)
+            }
             for size in ["1000", "3000"] {
                 #expect(lines.contains { $0.hasPrefix("sqlite \(size) transactions") && $0.contains("built by the bulk path") }, "\(size)")
-                #expect(lines.contains { $0.hasPrefix("sqlite") && $0.contains(" \(size) ") && $0.contains("bytes per transaction") }, "\(size)")
-                #expect(lines.contains { $0.hasPrefix("sqlite") && $0.contains(" \(size) ") && $0.contains("RSS while measuring") }, "\(size)")
+                #expect(lines.contains { $0.hasPrefix(row(size) + "disk: ") && $0.contains("bytes per transaction") }, "\(size)")
+                #expect(lines.contains { $0.hasPrefix(row(size) + "RSS while measuring: ") }, "\(size)")
                 for operation in Self.operations {
-                    #expect(lines.contains { $0.hasPrefix("sqlite") && $0.contains(" \(size) ") && $0.contains(operation) && $0.hasSuffix("×") }, "\(size): \(operation)")
+                    #expect(lines.contains { $0.hasPrefix(row(size) + operation) && $0.hasSuffix("×") }, "\(size): \(operation)")
                 }
             }
             // The smallest size is its own baseline.
-            #expect(lines.filter { $0.contains(" 1000 ") && $0.hasSuffix("×") }.allSatisfy { $0.hasSuffix("1.00×") })
+            let smallest = lines.filter { $0.hasPrefix(row("1000")) && $0.hasSuffix("×") }
+            #expect(smallest.count == Self.operations.count)
+            #expect(smallest.allSatisfy { $0.hasSuffix("1.00×") })
         }
     }
 }
