@@ -36,6 +36,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("proof-bytes"), help: "analytics: the size of each raw proof stored (sealed).")
     var proofBytes: Int = 2048
 
+    @Option(
+        name: .customLong("ledger-file"),
+        help: "analytics (sqlite): keep the recorded ledger in this SQLite file; when it exists, skip recording and time the queries on it."
+    )
+    var ledgerFile: String?
+
     @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
     var sizes: String = "100000,1000000,10000000"
 
@@ -66,7 +72,7 @@ struct BenchCommand: AsyncParsableCommand {
             case "analytics":
                 try await AnalyticsBenchmark.run(
                     transactions: transactions, rounds: rounds, writers: writers, backends: backend, postgresURL: postgresURL,
-                    postgresConnections: postgresConnections, proofBytes: proofBytes
+                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile
                 )
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
