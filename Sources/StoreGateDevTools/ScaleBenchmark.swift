@@ -77,7 +77,7 @@ enum ScaleBenchmark {
         /// of the bulk path: to compare the two.
         var normalPath = false
         /// Timed rounds per size (after one warm-up round), taken in turn across the sizes.
-        var rounds = 5
+        var rounds: Int
     }
 
     /// One size's built ledger, open until every round is measured.
@@ -299,7 +299,7 @@ enum ScaleBenchmark {
             _ operation: String, isPerRequest: Bool = true, tasks: Int = 1, _ indices: Range<Int>,
             _ body: @escaping @Sendable (Int) async throws -> Void
         ) async throws {
-            let measured = try await timed(tasks: tasks, indices, body)
+            let measured = try await LedgerBenchmark.measure(tasks: tasks, indices: indices, body)
             results?.add(size, operation, isPerRequest: isPerRequest, latencies: measured.latencies, seconds: measured.seconds)
         }
         let now = Self.now
@@ -396,31 +396,5 @@ enum ScaleBenchmark {
             if page.isEmpty { high = middle } else { low = middle }
         }
         return high
-    }
-
-    /// Runs `operation` for every index, spread over `tasks` concurrent tasks.
-    static func timed(
-        tasks: Int, _ indices: Range<Int>, _ operation: @escaping @Sendable (Int) async throws -> Void
-    ) async throws -> (seconds: Double, latencies: [Double]) {
-        let start = BenchSupport.now()
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for task in 0..<tasks {
-                group.addTask {
-                    var samples: [Double] = []
-                    var index = indices.lowerBound + task
-                    while index < indices.upperBound {
-                        let begin = BenchSupport.now()
-                        try await operation(index)
-                        samples.append(Double(BenchSupport.now() - begin) / 1000)
-                        index += tasks
-                    }
-                    return samples
-                }
-            }
-            var all: [Double] = []
-            for try await samples in group { all += samples }
-            return all.sorted()
-        }
-        return (Double(BenchSupport.now() - start) / 1e9, latencies)
     }
 }
