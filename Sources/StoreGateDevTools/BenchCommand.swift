@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 
 /// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
@@ -5,10 +6,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics, scale. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics, scale.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -26,8 +27,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "analytics: transactions in the two-year story (one subscriber per ten).")
     var transactions: Int = 1_000_000
 
-    @Option(help: "analytics: timed rounds per query (after two warm-up rounds).")
-    var rounds: Int = 20
+    @Option(
+        help: """
+            analytics: timed rounds per query, after two warm-up rounds (default 20); scale: timed rounds per size, after a warm-up \
+            round, the sizes taken in turn, a figure's p50 the median of its rounds' p50s (default 5).
+            """
+    )
+    var rounds: Int?
 
     @Option(help: "analytics: concurrent writers recording the story.")
     var writers: Int = 16
@@ -40,6 +46,21 @@ struct BenchCommand: AsyncParsableCommand {
         help: "analytics (sqlite): keep the recorded ledger in this SQLite file; when it exists, skip recording and time the queries on it."
     )
     var ledgerFile: String?
+
+    @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
+    var sizes: String = "100000,1000000,10000000"
+
+    @Option(help: "scale: operations measured per figure at each size (split over the rounds).")
+    var samples: Int = 2000
+
+    @Option(name: .customLong("sealed-proof-bytes"), help: "scale: the size of each raw proof stored sealed (AES-GCM); 0 keeps only digests, as without a key.")
+    var sealedProofBytes: Int = 0
+
+    @Option(name: .customLong("fail-above"), help: "scale: exit non-zero when a per-request p50 (not the console's pages) costs more than this many times its p50 at the smallest size.")
+    var failAbove: Double?
+
+    @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
+    var normalPath = false
 
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
@@ -55,12 +76,29 @@ struct BenchCommand: AsyncParsableCommand {
             case "sync": try await SyncBenchmark.run(count: max(1000, iterations * 50))
             case "analytics":
                 try await AnalyticsBenchmark.run(
-                    transactions: transactions, rounds: rounds, writers: writers, backends: backend, postgresURL: postgresURL,
+                    transactions: transactions, rounds: rounds ?? 20, writers: writers, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile
                 )
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics)")
+            case "scale":
+                try await ScaleBenchmark.run(ScaleBenchmark.Settings(
+                    sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
+                    postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath,
+                    rounds: rounds ?? 5
+                ))
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, scale)")
             }
         }
+    }
+}
+
+extension BenchCommand {
+    /// `--sizes`: comma-separated transaction counts.
+    static func sizes(_ text: String) throws -> [Int] {
+        let sizes = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 100 }) else {
+            throw CLIError("--sizes takes comma-separated transaction counts of at least 100 (got '\(text)')")
+        }
+        return sizes.compactMap { $0 }
     }
 }
 

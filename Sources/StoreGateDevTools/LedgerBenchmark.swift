@@ -173,8 +173,8 @@ enum LedgerBenchmark {
         report(label, "\(what), \(readers) reader\(readers == 1 ? "" : "s")", count, seconds, latencies)
     }
 
-    /// Runs `operation` for every index, spread over `tasks` concurrent tasks.
-    private static func measure(
+    /// Runs `operation` for every index, spread over `tasks` concurrent tasks (also `bench scale`'s).
+    static func measure(
         tasks: Int, indices: Range<Int>, _ operation: @escaping @Sendable (Int) async throws -> Void
     ) async throws -> (seconds: Double, latencies: [Double]) {
         let start = BenchSupport.now()

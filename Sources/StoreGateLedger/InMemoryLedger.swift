@@ -9,7 +9,7 @@ public import StoreGateCore
 public actor InMemoryLedger: Ledger {
     public nonisolated let backend = "memory"
     public nonisolated let configuration: LedgerConfiguration
-    private let planner: LedgerPlanner
+    let planner: LedgerPlanner
     private let metrics: LedgerMetrics
 
     private var families: [FamilyKey: FamilyRow] = [:]
@@ -54,14 +54,19 @@ public actor InMemoryLedger: Ledger {
         try await metrics.measureRecord { () throws(LedgerError) in
             try checkOpen()
             let prepared = try planner.prepare(proof, for: account, receivedAt: configuration.now())
-            do throws(LedgerError) {
-                let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
-                apply(plan)
-                return outcome
-            } catch {
-                if let refusal = EventPlanner.refusal(error, prepared: prepared) { append([refusal]) }
-                throw error
-            }
+            return try record(prepared)
+        }
+    }
+
+    /// Plans and applies a prepared proof: ``record(_:for:)`` and the bulk path's.
+    func record(_ prepared: PreparedProof) throws(LedgerError) -> RecordOutcome {
+        do throws(LedgerError) {
+            let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
+            apply(plan)
+            return outcome
+        } catch {
+            if let refusal = EventPlanner.refusal(error, prepared: prepared) { append([refusal]) }
+            throw error
         }
     }
 
@@ -70,15 +75,20 @@ public actor InMemoryLedger: Ledger {
         try await metrics.measureNotification { () throws(LedgerError) in
             try checkOpen()
             let prepared = try planner.prepare(notification, receivedAt: configuration.now())
-            let uuid = prepared.notification.summary.notificationUUID
-            if notifications[uuid] != nil {
-                let owner = prepared.transaction.flatMap { families[$0.familyKey]?.account }
-                return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
-            }
-            let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
-            apply(plan)
-            return outcome
+            return try apply(prepared)
         }
+    }
+
+    /// Takes a prepared notification once: ``apply(_:)`` and the bulk path's.
+    func apply(_ prepared: PreparedNotification) throws(LedgerError) -> NotificationOutcome {
+        let uuid = prepared.notification.summary.notificationUUID
+        if notifications[uuid] != nil {
+            let owner = prepared.transaction.flatMap { families[$0.familyKey]?.account }
+            return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+        }
+        let (plan, outcome) = try planner.plan(prepared, state: state(families: prepared.familyKeys, transactions: prepared.transactionKeys))
+        apply(plan)
+        return outcome
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {

@@ -154,20 +154,29 @@ public final class PostgresLedger: Ledger {
             let planner = self.planner
             let logger = self.logger
             return try await withConnection { connection in
-                let loaded = try await Self.load(
-                    connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: nil, logger: logger
-                )
-                do {
-                    let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
-                    try await Self.apply(plan, loaded: loaded, at: now, connection, logger: logger)
-                    return Result<RecordOutcome, LedgerError>.success(outcome)
-                } catch let error as LedgerError {
-                    // A refusal stores its event, and nothing else.
-                    guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
-                    try await Self.appendEvents([refusal], at: now, connection, logger: logger)
-                    return .failure(error)
-                }
+                try await Self.record(prepared, planner: planner, at: now, connection, logger: logger)
             }.get()
+        }
+    }
+
+    /// Loads, plans and applies a prepared proof (two round trips): ``record(_:for:)``'s and
+    /// the bulk path's. A refusal stores its event, and nothing else (`.failure`). A
+    /// ``LedgerError`` thrown comes from the planner, before anything was written; any other
+    /// error is the database's.
+    static func record(
+        _ prepared: PreparedProof, planner: LedgerPlanner, at now: Date, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> Result<RecordOutcome, LedgerError> {
+        let loaded = try await load(
+            connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: nil, logger: logger
+        )
+        do {
+            let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
+            try await apply(plan, loaded: loaded, at: now, connection, logger: logger)
+            return .success(outcome)
+        } catch let error as LedgerError {
+            guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
+            try await appendEvents([refusal], at: now, connection, logger: logger)
+            return .failure(error)
         }
     }
 
@@ -179,19 +188,28 @@ public final class PostgresLedger: Ledger {
             let planner = self.planner
             let logger = self.logger
             return try await withConnection { connection -> NotificationOutcome in
-                let uuid = prepared.notification.summary.notificationUUID
-                let loaded = try await Self.load(
-                    connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: uuid, logger: logger
-                )
-                if loaded.notificationExists {
-                    let owner = prepared.transaction.flatMap { loaded.state.families[$0.familyKey]?.account }
-                    return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
-                }
-                let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
-                try await Self.apply(plan, loaded: loaded, at: now, connection, logger: logger)
-                return outcome
+                try await Self.apply(prepared, planner: planner, at: now, connection, logger: logger)
             }
         }
+    }
+
+    /// Takes a prepared notification once (two round trips): ``apply(_:)``'s and the bulk
+    /// path's. A ``LedgerError`` thrown comes from the planner, before anything was written;
+    /// any other error is the database's.
+    static func apply(
+        _ prepared: PreparedNotification, planner: LedgerPlanner, at now: Date, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> NotificationOutcome {
+        let uuid = prepared.notification.summary.notificationUUID
+        let loaded = try await load(
+            connection, families: prepared.familyKeys, transactions: prepared.transactionKeys, notification: uuid, logger: logger
+        )
+        if loaded.notificationExists {
+            let owner = prepared.transaction.flatMap { loaded.state.families[$0.familyKey]?.account }
+            return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+        }
+        let (plan, outcome) = try planner.plan(prepared, state: loaded.state)
+        try await apply(plan, loaded: loaded, at: now, connection, logger: logger)
+        return outcome
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {

@@ -163,19 +163,27 @@ public final class SQLiteLedger: Ledger {
             let prepared = try planner.prepare(proof, for: account, receivedAt: now)
             let planner = self.planner
             let result = try await write { connection throws(LedgerError) -> Result<RecordOutcome, LedgerError> in
-                let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                do throws(LedgerError) {
-                    let (plan, outcome) = try planner.plan(prepared, state: state)
-                    try Self.apply(plan, at: now, connection)
-                    return .success(outcome)
-                } catch {
-                    // A refusal commits its event, and nothing else.
-                    guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
-                    try Self.appendEvents([refusal], connection)
-                    return .failure(error)
-                }
+                try Self.record(prepared, planner: planner, at: now, connection)
             }
             return try result.get()
+        }
+    }
+
+    /// Loads, plans and applies a prepared proof inside the open write transaction:
+    /// ``record(_:for:)``'s write and the bulk path's. A refusal commits its event, and nothing
+    /// else (`.failure`); an error thrown must roll the transaction back.
+    static func record(
+        _ prepared: PreparedProof, planner: LedgerPlanner, at now: Date, _ connection: SQLiteConnection
+    ) throws(LedgerError) -> Result<RecordOutcome, LedgerError> {
+        let state = try loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+        do throws(LedgerError) {
+            let (plan, outcome) = try planner.plan(prepared, state: state)
+            try apply(plan, at: now, connection)
+            return .success(outcome)
+        } catch {
+            guard let refusal = EventPlanner.refusal(error, prepared: prepared) else { throw error }
+            try appendEvents([refusal], connection)
+            return .failure(error)
         }
     }
 
@@ -186,21 +194,29 @@ public final class SQLiteLedger: Ledger {
             let prepared = try planner.prepare(notification, receivedAt: now)
             let planner = self.planner
             return try await write { connection throws(LedgerError) -> NotificationOutcome in
-                let uuid = prepared.notification.summary.notificationUUID
-                var exists = false
-                try connection.query("SELECT 1 FROM ledger_notifications WHERE notification_uuid = ?", [.text(uuid)]) { _ throws(LedgerError) in
-                    exists = true
-                }
-                let state = try Self.loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
-                if exists {
-                    let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
-                    return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
-                }
-                let (plan, outcome) = try planner.plan(prepared, state: state)
-                try Self.apply(plan, at: now, connection)
-                return outcome
+                try Self.apply(prepared, planner: planner, at: now, connection)
             }
         }
+    }
+
+    /// Takes a prepared notification once, inside the open write transaction: ``apply(_:)``'s
+    /// write and the bulk path's. An error thrown must roll the transaction back.
+    static func apply(
+        _ prepared: PreparedNotification, planner: LedgerPlanner, at now: Date, _ connection: SQLiteConnection
+    ) throws(LedgerError) -> NotificationOutcome {
+        let uuid = prepared.notification.summary.notificationUUID
+        var exists = false
+        try connection.query("SELECT 1 FROM ledger_notifications WHERE notification_uuid = ?", [.text(uuid)]) { _ throws(LedgerError) in
+            exists = true
+        }
+        let state = try loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
+        if exists {
+            let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
+            return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
+        }
+        let (plan, outcome) = try planner.plan(prepared, state: state)
+        try apply(plan, at: now, connection)
+        return outcome
     }
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {

@@ -1,0 +1,400 @@
+import Foundation
+import StoreGateCore
+import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateLedgerSQLite
+import StoreGateTestSupport
+
+/// `storegate-dev bench scale`: what each per-request operation of the ledger costs as the
+/// ledger grows (issue 31), on SQLite and on PostgreSQL.
+///
+/// At each size it builds a fresh ledger of that many transactions, one account per ten
+/// (``AnalyticsWorkload``'s two-year story: subscriptions with trials, renewals, upgrades,
+/// refunds, renewal changes and billing failures, non-consumables and consumables, told as
+/// the service is told them), through the bulk path (``BulkRecording``: the normal path's
+/// code in large transactions, so the rows, events, timelines and rollups are the service's).
+/// Then, on the built ledgers, through the normal path, it measures `samples` of each
+/// operation per size (accounts spread by a multiplicative hash, not a hot one): the
+/// one-entitlement check and the whole account's entitlements (1 reader), recording a
+/// purchase (1 and 16 writers), consuming a unit, reading a page of 100 events, the console's
+/// account page (entitlements, grants and a timeline page), its search for an account and
+/// for a transaction id, its overview (eight metrics' series over 90 days and 90 days of
+/// activity), and applying a notification as the sync takes it. The samples are taken in
+/// rounds after a warm-up, the sizes in turn, and a figure's p50 is the median of its rounds'
+/// p50s: a busy stretch of the machine moves one round of every size, not one size's figure,
+/// so the ratio to the smallest size (what `--fail-above` checks, for the per-request
+/// figures) tells a cost that grows from a noisy machine. Then the bytes on disk per
+/// transaction and the process's peak RSS (VmHWM) during each size's warm-up (reset after
+/// the builds: the story itself is the benchmark's memory, not the service's).
+enum ScaleBenchmark {
+    /// One measured operation at one size: every round's samples.
+    struct Figure {
+        var operation: String
+        /// A request the service answers per call (the check, a read, a write, a page of
+        /// events), which issue 31 holds to 1.5× of its cost at the smallest size; the
+        /// console's pages are held to their p95 there instead, and `--fail-above` leaves them out.
+        var isPerRequest: Bool
+        var roundMedians: [Double] = []
+        var latencies: [Double] = []
+        var operations = 0
+        var seconds = 0.0
+
+        /// The median of the rounds' p50s: a busy stretch of the machine moves one round, not the figure.
+        var p50: Double { BenchSupport.median(roundMedians.sorted()) }
+        var p99: Double { BenchSupport.percentile(latencies.sorted(), 0.99) }
+        var operationsPerSecond: Double { Double(operations) / max(seconds, 1e-9) }
+    }
+
+    /// Every figure of one backend, by size, in the order they were measured.
+    final class Results {
+        var figures: [Int: [Figure]] = [:]
+        var peaks: [Int: Int] = [:]
+
+        func add(_ size: Int, _ operation: String, isPerRequest: Bool, latencies: [Double], seconds: Double) {
+            var sized = figures[size, default: []]
+            let index = sized.firstIndex { $0.operation == operation } ?? {
+                sized.append(Figure(operation: operation, isPerRequest: isPerRequest))
+                return sized.count - 1
+            }()
+            sized[index].roundMedians.append(BenchSupport.median(latencies))
+            sized[index].latencies += latencies
+            sized[index].operations += latencies.count
+            sized[index].seconds += seconds
+            figures[size] = sized
+        }
+    }
+
+    /// Arguments of a run.
+    struct Settings {
+        var sizes: [Int]
+        var samples: Int
+        var backends: BenchBackends
+        var postgresURL: String?
+        var postgresConnections: Int
+        var proofBytes: Int
+        var failAbove: Double?
+        /// Builds through the normal path (16 writers calling `record` and `apply`) instead
+        /// of the bulk path: to compare the two.
+        var normalPath = false
+        /// Timed rounds per size (after one warm-up round), taken in turn across the sizes.
+        var rounds: Int
+    }
+
+    /// One size's built ledger, open until every round is measured.
+    struct Stage {
+        var size: Int
+        var ledger: any Ledger
+        var built: Built
+        /// The bytes on disk, when the backend reads them on the open ledger.
+        var bytes: Int?
+    }
+
+    static func run(_ settings: Settings) async throws {
+        let sizes = settings.sizes.sorted()
+        guard let first = sizes.first, first >= 100 else { throw CLIError("--sizes takes transaction counts of at least 100") }
+        guard settings.rounds >= 1 else { throw CLIError("--rounds takes at least 1") }
+        print(
+            "scale (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+                + "sizes \(sizes.map(String.init).joined(separator: ", ")), \(settings.samples) samples per operation and size in \(settings.rounds) rounds after a warm-up)"
+        )
+        var exceeded: [String] = []
+        if settings.backends.includesSQLite {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-bench-scale-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
+            var stages: [Stage] = []
+            var ledgers: [SQLiteLedger] = []
+            for size in sizes {
+                let path = directory.appendingPathComponent("scale-\(size).sqlite").path
+                let ledger = try SQLiteLedger(path: path, configuration: try configuration(settings.proofBytes))
+                ledgers.append(ledger)
+                let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
+                let built = try await build(ledger, bulk: bulk, label: "sqlite", size: size, streams: 2, proofBytes: settings.proofBytes)
+                stages.append(Stage(size: size, ledger: ledger, built: built))
+            }
+            exceeded += try await measure(stages, label: "sqlite", settings: settings)
+            for (stage, ledger) in zip(stages, ledgers) {
+                await ledger.close()
+                footprint(label: "sqlite", size: stage.size, bytes: ledger.databaseBytes(), transactions: stage.built.transactions)
+            }
+        }
+        if settings.backends.includesPostgres, let (_, server) = try LedgerBenchmark.postgres(settings.postgresURL, database: "storegate_scale_probe") {
+            defer { server?.stop() }
+            var stages: [Stage] = []
+            var ledgers: [PostgresLedger] = []
+            // A fresh database per size (on the given server, the given database serves the
+            // smallest size only: it must start empty).
+            for size in server == nil ? [first] : sizes {
+                let url = try server.map { try $0.createDatabase("storegate_scale_\(size)") } ?? settings.postgresURL ?? ""
+                let ledger = try await PostgresLedger.connect(
+                    url: url, configuration: try configuration(settings.proofBytes), maximumConnections: max(4, settings.postgresConnections)
+                )
+                ledgers.append(ledger)
+                let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
+                // One bulk writer: every fact updates the day's shared rollup rows, which a
+                // long transaction keeps locked, so concurrent bulk writers would deadlock.
+                let built = try await build(ledger, bulk: bulk, label: "postgres", size: size, streams: 1, proofBytes: settings.proofBytes)
+                // The stream is numbered when it is read: number the build's events first, so
+                // the measurements do not pay for it (the time it took is a figure of its own).
+                let settling = BenchSupport.now()
+                try await ledger.settleEvents(within: .seconds(3600))
+                print("postgres \(size): the build's events numbered in " + String(format: "%.1f s", Double(BenchSupport.now() - settling) / 1e9))
+                stages.append(Stage(size: size, ledger: ledger, built: built, bytes: try await ledger.databaseBytes()))
+            }
+            exceeded += try await measure(stages, label: "postgres", settings: settings)
+            for (stage, ledger) in zip(stages, ledgers) {
+                await ledger.close()
+                footprint(label: "postgres", size: stage.size, bytes: stage.bytes ?? 0, transactions: stage.built.transactions)
+            }
+            print("          (postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(max(4, settings.postgresConnections))-connection pool)")
+        }
+        print(
+            "          (p50 is the median of the rounds' p50s, × is it over the smallest size's; p99 over every round; "
+                + "RSS is VmHWM over a size's warm-up, reset after the builds)"
+        )
+        if let limit = settings.failAbove {
+            guard exceeded.isEmpty else {
+                throw CLIError("\(exceeded.count) per-request figure(s) cost more than \(limit)× their cost at the smallest size: \(exceeded.joined(separator: "; "))")
+            }
+            print("every per-request figure is within \(limit)× of the smallest size (the console's pages are not held to it)")
+        }
+    }
+
+    /// The ledger configuration: the story's catalog, its proofs sealed with AES-GCM when
+    /// `proofBytes` is above zero (else only their digests are kept, as with no key configured).
+    static func configuration(_ proofBytes: Int) throws -> LedgerConfiguration {
+        LedgerConfiguration(
+            catalog: AnalyticsWorkload.catalog, encryption: proofBytes > 0 ? try LedgerBenchmark.configuration().encryption : nil,
+            now: { ScaleBenchmark.now }
+        )
+    }
+
+    /// The clock of the measuring phase: the day after the story's last day.
+    static let now = AnalyticsWorkload.date((AnalyticsWorkload.lastDay.number + 1) * AnalyticsWorkload.millisecondsPerDay)
+
+    /// What a build produced.
+    struct Built {
+        var transactions: Int
+        var accounts: Int
+    }
+
+    /// Builds the story of `size` transactions into `bulk`, `streams` bulk writers at a time,
+    /// each taking the subscribers of its residue (a subscriber's facts stay in order); without
+    /// `bulk`, into `ledger` through the normal path, 16 writers at a time.
+    static func build(
+        _ ledger: any Ledger, bulk: (any BulkRecording)?, label: String, size: Int, streams: Int, proofBytes: Int
+    ) async throws -> Built {
+        let started = BenchSupport.now()
+        let workload = AnalyticsWorkload(transactions: size)
+        let generated = BenchSupport.now()
+        let payload: [UInt8] = (0..<max(0, proofBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        guard let bulk else {
+            let (seconds, _) = try await workload.record(into: ledger, writers: 16, payload: payload)
+            print(
+                "\(label) \(workload.transactions) transactions (\(workload.subscribers) accounts, \(workload.facts.count) facts): story generated in "
+                    + String(format: "%.1f s", Double(generated - started) / 1e9) + ", built by the NORMAL path in "
+                    + String(format: "%.1f s (%.0f facts/s, 16 writers), peak RSS ", seconds, Double(workload.facts.count) / seconds)
+                    + megabytes(BenchSupport.memory()?.peak ?? 0)
+            )
+            return Built(transactions: workload.transactions, accounts: workload.subscribers)
+        }
+        let batch = bulk.recommendedBatch
+        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            for stream in 0..<streams {
+                group.addTask {
+                    var failures: [String] = []
+                    var facts: [LedgerFact] = []
+                    facts.reserveCapacity(batch)
+                    func flush() async throws {
+                        for outcome in try await bulk.recordInBulk(facts) {
+                            if let error = outcome.error { failures.append("\(error.code)") }
+                        }
+                        facts.removeAll(keepingCapacity: true)
+                    }
+                    for fact in workload.facts where Int(fact.subscriber) % streams == stream {
+                        let at = AnalyticsWorkload.date(fact.time)
+                        switch try workload.message(fact, payload: payload) {
+                        case .record(let proof, let account): facts.append(.record(proof, for: account, receivedAt: at))
+                        case .notify(let notification): facts.append(.notification(notification, receivedAt: at))
+                        }
+                        if facts.count == batch { try await flush() }
+                    }
+                    if !facts.isEmpty { try await flush() }
+                    return failures
+                }
+            }
+            var all: [String] = []
+            for try await failures in group { all += failures }
+            return all
+        }
+        let seconds = Double(BenchSupport.now() - generated) / 1e9
+        let peak = BenchSupport.memory()?.peak ?? 0
+        print(
+            "\(label) \(workload.transactions) transactions (\(workload.subscribers) accounts, \(workload.facts.count) facts): story generated in "
+                + String(format: "%.1f s", Double(generated - started) / 1e9) + ", built by the bulk path in "
+                + String(format: "%.1f s (%.0f facts/s, %d writers), peak RSS ", seconds, Double(workload.facts.count) / seconds, streams) + megabytes(peak)
+        )
+        if !failures.isEmpty {
+            // The story has no refusal: a failed fact is a bug of the story or of the ledger.
+            throw CLIError("\(failures.count) facts of the story failed (first: \(failures[0]))")
+        }
+        return Built(transactions: workload.transactions, accounts: workload.subscribers)
+    }
+
+    static func footprint(label: String, size: Int, bytes: Int, transactions: Int) {
+        print(
+            label.padding(toLength: 10, withPad: " ", startingAt: 0) + "\(size)".padding(toLength: 11, withPad: " ", startingAt: 0)
+                + "disk: \(megabytes(bytes)), \(bytes / max(1, transactions)) bytes per transaction"
+        )
+    }
+
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+
+    /// Measures every operation on every stage: one warm-up round per size (not counted;
+    /// the size's RSS is its peak), then `settings.rounds` rounds, each taking the sizes in
+    /// turn (ascending, then descending), so a busy stretch of the machine falls on every
+    /// size alike. Prints each size's figures; returns the per-request ones beyond
+    /// `settings.failAbove` times their cost at the smallest size.
+    static func measure(_ stages: [Stage], label: String, settings: Settings) async throws -> [String] {
+        let results = Results()
+        let perRound = max(1, settings.samples / settings.rounds)
+        for round in 0...settings.rounds {
+            for stage in round % 2 == 0 ? stages : stages.reversed() {
+                if round == 0 { _ = BenchSupport.resetPeakMemory() }
+                try await measureRound(
+                    stage.ledger, size: stage.size, first: round * 2 * perRound, count: perRound, into: round == 0 ? nil : results
+                )
+                if round == 0 { results.peaks[stage.size] = BenchSupport.memory()?.peak ?? 0 }
+            }
+        }
+        guard let smallest = stages.first?.size else { return [] }
+        var exceeded: [String] = []
+        print("backend   size       operation                                      ops/s      p50 µs      p99 µs    × p50")
+        for stage in stages {
+            let column = label.padding(toLength: 10, withPad: " ", startingAt: 0) + "\(stage.size)".padding(toLength: 11, withPad: " ", startingAt: 0)
+            for figure in results.figures[stage.size] ?? [] {
+                let baseline = results.figures[smallest]?.first { $0.operation == figure.operation }?.p50
+                let ratio = baseline.map { figure.p50 / max($0, 0.001) } ?? 1
+                if let limit = settings.failAbove, figure.isPerRequest, ratio > limit {
+                    exceeded.append("\(label) \(figure.operation) at \(stage.size): \(String(format: "%.2f", ratio))×")
+                }
+                print(
+                    column + figure.operation.padding(toLength: 44, withPad: " ", startingAt: 0)
+                        + String(format: "%10.0f  %10.1f  %10.1f  %6.2f", figure.operationsPerSecond, figure.p50, figure.p99, ratio) + "×"
+                )
+            }
+            print(column + "RSS while measuring: \(megabytes(results.peaks[stage.size] ?? 0))")
+        }
+        return exceeded
+    }
+
+    /// One round of every operation on `ledger` (operations `first..<first + 2 × count`:
+    /// each round writes its own purchases, consumptions and notifications), added to
+    /// `results` unless it is the warm-up.
+    static func measureRound(_ ledger: any Ledger, size: Int, first: Int, count n: Int, into results: Results?) async throws {
+        let accounts = max(1, size / 10)
+        let account: @Sendable (Int) throws -> AccountID = { index in try AnalyticsWorkload.account(Int32((index &* 2_654_435_761) % accounts)) }
+        let single = first..<(first + n)
+        func figure(
+            _ operation: String, isPerRequest: Bool = true, tasks: Int = 1, _ indices: Range<Int>,
+            _ body: @escaping @Sendable (Int) async throws -> Void
+        ) async throws {
+            let measured = try await LedgerBenchmark.measure(tasks: tasks, indices: indices, body)
+            results?.add(size, operation, isPerRequest: isPerRequest, latencies: measured.latencies, seconds: measured.seconds)
+        }
+        let now = Self.now
+        let catalog = AnalyticsWorkload.catalog
+
+        try await figure("one entitlement (the check), 1 reader", single) { index in
+            let facts = try await ledger.entitlementFacts(for: try account(index), at: now)
+            _ = EntitlementResolver.resolve("pro", holdings: facts.holdings, catalog: catalog, grants: facts.grants, at: now)
+        }
+        try await figure("entitlements of an account, 1 reader", single) { index in
+            _ = try await ledger.entitlements(for: try account(index), at: now)
+        }
+        for writers in [1, 16] {
+            let range = writers == 1 ? single : (first + n)..<(first + 2 * n)
+            try await figure("record a purchase, \(writers) writer\(writers == 1 ? "" : "s")", tasks: writers, range) { index in
+                _ = try await ledger.record(try purchase(index), for: try account(index))
+            }
+        }
+        // The units the one-writer purchases above bought, one each.
+        try await figure("consume a unit, 1 writer", single) { index in
+            _ = try await ledger.consume("coins.small", quantity: 1, idempotencyKey: "scale-consume-\(index)", for: try account(index), at: now)
+        }
+        try await figure("apply a synced notification, 1 writer", single) { index in
+            let subscriber = Int32((index &* 2_654_435_761) % accounts)
+            _ = try await ledger.apply(VerifiedNotification(
+                notificationUUID: "scale-sync-\(index)", notificationType: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED",
+                signedDate: now, environment: .production, bundleId: AnalyticsWorkload.bundleId, transaction: nil,
+                renewalInfo: VerifiedRenewalInfo(
+                    environment: .production, originalTransactionId: "s\(subscriber)-pro", productId: "pro.monthly",
+                    autoRenewProductId: "pro.monthly", willAutoRenew: true, expirationIntent: nil, isInBillingRetryPeriod: false,
+                    gracePeriodExpiresDate: nil, renewalDate: nil, signedDate: now
+                ),
+                rawProof: Array("scale-sync-\(index)".utf8)
+            ))
+        }
+        let head = try await newestSequence(ledger)
+        try await figure("a page of 100 events", single) { index in
+            let after = Int64((UInt64(index) &* 2_654_435_761) % UInt64(max(1, head - 100)))
+            _ = try await ledger.events(after: after, limit: 100)
+        }
+        try await figure("console: account page", isPerRequest: false, single) { index in
+            let id = try account(index)
+            _ = try await ledger.entitlements(for: id, at: now)
+            _ = try await ledger.grants(for: id)
+            _ = try await ledger.timeline(for: id, before: nil, limit: 101)
+        }
+        try await figure("console: search an account", isPerRequest: false, single) { index in
+            let id = try account(index)
+            _ = try await ledger.timeline(for: id, before: nil, limit: 1)
+            _ = try await ledger.entitlements(for: id, at: now)
+            _ = try await ledger.search(id.rawValue, limit: 50)
+        }
+        try await figure("console: search a transaction id", isPerRequest: false, single) { index in
+            _ = try await ledger.search("s\((index &* 2_654_435_761) % accounts)-0", limit: 50)
+        }
+        let today = AnalyticsWorkload.lastDay
+        let from = AnalyticsDay(today.number - 89)
+        try await figure("console: overview (8 series, 90 days)", isPerRequest: false, first..<(first + max(3, n / 20))) { _ in
+            for metric in [AnalyticsMetric.activeSubscriptions, .mrr, .newTrials, .trialConversions, .newPaidSubscriptions, .churned, .refunds, .grossRevenue] {
+                _ = try await ledger.series(try AnalyticsQuery(metric: metric, from: from, to: today, interval: .week), today: today)
+            }
+            _ = try await ledger.activity(days: 90, endingAt: now)
+        }
+    }
+
+    /// A consumable purchase for the measuring phase (operation `index`, its own id).
+    static func purchase(_ index: Int) throws -> VerifiedProof {
+        let transaction = VerifiedTransaction(
+            environment: .production, bundleId: AnalyticsWorkload.bundleId, transactionId: "scale-\(index)",
+            originalTransactionId: "scale-\(index)", productId: "coins.small", productType: .consumable, quantity: 1,
+            purchaseDate: now, originalPurchaseDate: now, expiresDate: nil, revocationDate: nil, revocationReason: nil,
+            webOrderLineItemId: nil, subscriptionGroupIdentifier: nil, appAccountToken: nil, isUpgraded: false, signedDate: now,
+            source: .signedTransaction, money: MoneyFacts(price: 990, currency: "USD", storefront: "USA", transactionReason: "PURCHASE")
+        )
+        return VerifiedProof(
+            kind: .signedTransaction, environment: .production, bundleId: AnalyticsWorkload.bundleId, signedDate: now,
+            transactions: [transaction], rawProof: Array("scale-\(index):".utf8)
+        )
+    }
+
+    /// The newest event's sequence (a doubling search, then a bisection, of one-event pages).
+    static func newestSequence(_ ledger: any Ledger) async throws -> Int64 {
+        var low: Int64 = 0
+        var high: Int64 = 1024
+        while true {
+            let page = try await ledger.events(after: high, limit: 1)
+            if page.isEmpty { break }
+            low = high
+            high *= 2
+        }
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            let page = try await ledger.events(after: middle, limit: 1)
+            if page.isEmpty { high = middle } else { low = middle }
+        }
+        return high
+    }
+}

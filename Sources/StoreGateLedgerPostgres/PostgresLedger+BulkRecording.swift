@@ -1,0 +1,67 @@
+import PostgresNIO
+public import StoreGateLedger
+
+extension PostgresLedger: BulkRecording {
+    /// A few hundred facts per transaction: the commit's cost vanishes, and the per-account
+    /// advisory locks the facts take stay far below the server's lock table (64 per
+    /// connection by default).
+    public var recommendedBatch: Int { 250 }
+
+    /// Records `facts` in order in one `BEGIN … COMMIT` on one pooled connection: each fact
+    /// runs the normal path's two round trips (``record(_:planner:at:_:logger:)``,
+    /// ``apply(_:planner:at:_:logger:)``: the load function, the shared planner, the apply
+    /// function), so the rows, events and rollups are the normal path's; the events of the
+    /// call are numbered in the order the facts appended them (one transaction id, insertion
+    /// order). A fact the planner refuses writes nothing (a refusal, its event) and the others
+    /// go on; a database error rolls the whole call back and retries it, as every write is
+    /// retried, or fails it.
+    public func recordInBulk(_ facts: [LedgerFact]) async throws(LedgerError) -> [LedgerFactOutcome] {
+        let prepared = planner.prepare(facts)
+        let planner = self.planner
+        let logger = self.logger
+        return try await transaction { connection -> [LedgerFactOutcome] in
+            var outcomes: [LedgerFactOutcome] = []
+            outcomes.reserveCapacity(prepared.count)
+            for fact in prepared {
+                do {
+                    switch fact {
+                    case .proof(let proof, let date):
+                        switch try await Self.record(proof, planner: planner, at: date, connection, logger: logger) {
+                        case .success(let outcome): outcomes.append(.recorded(outcome))
+                        case .failure(let refusal): outcomes.append(.failed(refusal))  // its event is kept
+                        }
+                    case .notification(let notification, let date):
+                        outcomes.append(.applied(try await Self.apply(notification, planner: planner, at: date, connection, logger: logger)))
+                    case .failed(let error):
+                        outcomes.append(.failed(error))
+                    }
+                } catch let error as LedgerError where Self.isPlannerRefusal(error) {
+                    // Thrown by the planner, before the fact wrote anything.
+                    outcomes.append(.failed(error))
+                }
+            }
+            return outcomes
+        }
+    }
+
+    /// Whether `error` is the planner's answer about one fact (nothing written), not the
+    /// database's (which ends the transaction).
+    static func isPlannerRefusal(_ error: LedgerError) -> Bool {
+        switch error.code {
+        case .storage, .corruptState, .closed, .migration, .schemaTooNew: false
+        default: true
+        }
+    }
+}
+
+extension PostgresLedger {
+    /// The bytes the database takes on disk (`pg_database_size`: tables, indexes, TOAST; not
+    /// the server's WAL): what `storegate-dev bench scale` divides by the transactions.
+    package func databaseBytes() async throws(LedgerError) -> Int {
+        let logger = self.logger
+        return try await withConnection { connection in
+            let rows = try await Self.rows(connection, "SELECT pg_database_size(current_database())::BIGINT", [], logger: logger)
+            return try rows.first?.int(0) ?? 0
+        }
+    }
+}

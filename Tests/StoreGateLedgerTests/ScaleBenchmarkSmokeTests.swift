@@ -1,0 +1,103 @@
+import Foundation
+import StoreGateTestSupport
+import Testing
+
+extension LedgerTests {
+    /// `storegate-dev bench scale` at the smallest sizes it takes (hundreds of transactions,
+    /// a handful of samples: about a second of CPU in debug): its output format and its
+    /// `--fail-above` verdict. Timing is never asserted (CI runs every suite at once on two
+    /// cores; the scale targets are measured by CI's own `bench scale` step, in release): the
+    /// failing case uses a limit below 1, which the smallest size's own figures (1.00×)
+    /// exceed on any machine, and the passing case one no figure can reach.
+    @Suite("Scale benchmark smoke")
+    struct ScaleBenchmarkSmoke {
+        static let perRequest = [
+            "one entitlement (the check), 1 reader", "entitlements of an account, 1 reader", "record a purchase, 1 writer",
+            "record a purchase, 16 writers", "consume a unit, 1 writer", "apply a synced notification, 1 writer", "a page of 100 events",
+        ]
+        static let consolePages = [
+            "console: account page", "console: search an account", "console: search a transaction id", "console: overview (8 series, 90 days)",
+        ]
+        static let sizes = ["100", "200"]
+
+        /// Runs `bench scale` on SQLite at ``sizes`` with `--fail-above limit`; its exit status and output.
+        static func run(failAbove limit: String) async throws -> (status: Int32?, lines: [String], text: String) {
+            let binary = try StoreGateBinary.locate()
+            let output = try TemporaryFiles.directory("scale").appendingPathComponent("scale.log").path
+            defer { try? FileManager.default.removeItem(atPath: output) }  // best effort: a temporary file
+            let child = try ChildProcess.spawn(binary, [
+                "bench", "scale", "--backend", "sqlite", "--sizes", sizes.joined(separator: ","), "--samples", "6", "--rounds", "2",
+                "--fail-above", limit,
+            ], outputPath: output)
+            // A deadline that tells a stuck run from a slow one (the run takes seconds).
+            let deadline = Date().addingTimeInterval(120)
+            var status: Int32?
+            while status == nil, Date() < deadline {
+                status = child.poll()
+                if status == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            if status == nil {
+                child.kill()
+                child.wait()
+            }
+            let text = child.output()
+            return (status, text.split(separator: "\n").map(String.init), text)
+        }
+
+        /// The start of a figure's line at `size`: the backend and the size, in their columns.
+        static func row(_ size: String) -> String {
+            "sqlite".padding(toLength: 10, withPad: " ", startingAt: 0) + size.padding(toLength: 11, withPad: " ", startingAt: 0)
+        }
+
+        @Test("every figure at every size, with its ratio, the disk per transaction and the RSS; within a limit no figure reaches, it passes")
+        func format() async throws {
+            let (status, lines, text) = try await Self.run(failAbove: "1000000")
+            try #require(status == 0, "bench scale ended with \(String(describing: status)): \(text.suffix(1500))")
+            #expect(lines.first?.hasPrefix("scale (") == true)
+            #expect(lines.first?.contains("6 samples per operation and size in 2 rounds after a warm-up") == true)
+            for size in Self.sizes {
+                #expect(lines.contains { $0.hasPrefix("sqlite \(size) transactions") && $0.contains("built by the bulk path") }, "\(size)")
+                #expect(lines.contains { $0.hasPrefix(Self.row(size) + "disk: ") && $0.contains("bytes per transaction") }, "\(size)")
+                #expect(lines.contains { $0.hasPrefix(Self.row(size) + "RSS while measuring: ") }, "\(size)")
+                for operation in Self.perRequest + Self.consolePages {
+                    #expect(lines.filter { $0.hasPrefix(Self.row(size) + operation) && $0.hasSuffix("×") }.count == 1, "\(size): \(operation)")
+                }
+            }
+            // The smallest size is its own baseline.
+            let smallest = lines.filter { $0.hasPrefix(Self.row("100")) && $0.hasSuffix("×") }
+            #expect(smallest.count == Self.perRequest.count + Self.consolePages.count)
+            #expect(smallest.allSatisfy { $0.hasSuffix("1.00×") })
+            #expect(lines.last == "every per-request figure is within 1000000.0× of the smallest size (the console's pages are not held to it)")
+        }
+
+        @Test("a per-request figure above the limit fails the run and is named; the console's pages are not held to it")
+        func failAbove() async throws {
+            let (status, _, text) = try await Self.run(failAbove: "0.5")
+            #expect(status == 1, "\(text.suffix(1500))")
+            // Every per-request figure of the smallest size is 1.00×, above 0.5.
+            for operation in Self.perRequest {
+                #expect(text.contains("sqlite \(operation) at 100: 1.00×"), "\(operation)")
+            }
+            for page in Self.consolePages {
+                #expect(!text.contains("sqlite \(page) at"), "\(page)")
+            }
+            #expect(text.contains("per-request figure(s) cost more than 0.5× their cost at the smallest size"))
+            #expect(!text.contains("every per-request figure is within"))
+        }
+
+        @Test("sizes under 100 transactions and no round are refused before anything is built")
+        func refusals() async throws {
+            let binary = try StoreGateBinary.locate()
+            let directory = try TemporaryFiles.directory("scale")
+            defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
+            for (index, arguments) in [["--sizes", "50,200"], ["--sizes", "100,x"], ["--sizes", "100", "--rounds", "0"]].enumerated() {
+                let output = directory.appendingPathComponent("refused-\(index).log").path
+                let child = try ChildProcess.spawn(binary, ["bench", "scale", "--backend", "sqlite"] + arguments, outputPath: output)
+                let status = child.wait()
+                let text = child.output()
+                #expect(status != 0, "\(arguments): \(text)")
+                #expect(!text.contains("transactions ("), "\(arguments): built something: \(text)")
+            }
+        }
+    }
+}
