@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import PostgresNIO
 public import StoreGateCore
 public import StoreGateLedger
