@@ -656,7 +656,7 @@ struct Console: Sendable {
             if endpoint.isPaused { state = "paused, " + state }
             let action = "/console/system/webhooks/" + ConsoleViews.segment(endpoint.name)
             return SystemPage.Webhook(
-                name: endpoint.name, url: ConsoleViews.abbreviated(WebhookEndpointReply.redacted(endpoint.url), keep: 24), pending: count[.pending] ?? 0,
+                name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.redactedURL, keep: 24), pending: count[.pending] ?? 0,
                 delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
                 state: state, isDisabled: (states[endpoint.name]?.isDisabled ?? false) || endpoint.isPaused, secrets: endpoint.secrets.count,
                 pauseAction: canManageWebhooks ? action + "/pause" : nil, pauseLabel: endpoint.isPaused ? "Resume" : "Pause",
