@@ -4,6 +4,7 @@ public import Hummingbird
 public import Logging
 import NIOCore
 public import ServiceLifecycle
+import StoreGateConsole
 import StoreGateCore
 import StoreGateEvents
 import StoreGateSync
@@ -18,8 +19,8 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// middleware (metrics, errors, API keys) and the ledger's lifecycle.
 ///
 /// The endpoints are declared once, feature by feature (``Endpoints/routes`` and the console's
-/// ``Console/routes``; `GET /openapi.yaml` documents the API's), each with the permission its
-/// API key needs.
+/// `Console.routes(for:)`; `GET /openapi.yaml` documents the API's), each with the permission
+/// its API key needs.
 ///
 /// The ledger is closed by the application when it shuts down, after the server has finished
 /// the requests in flight.
@@ -94,6 +95,9 @@ public func buildApplication(
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
     let console = Console(endpoints: endpoints, persist: sessions)
+    if !console.missingFiles.isEmpty {
+        logger.error("the console's files are not installed beside the binary: its pages answer 503", metadata: ["missing": "\(console.missingFiles)"])
+    }
     let routes = applicationRoutes(endpoints, console: console)
     let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
     if configuration.exportsTraces {
@@ -105,7 +109,7 @@ public func buildApplication(
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     // 405 with Allow when a path exists and its method does not.
     router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
-    router.register(routes, keys: keys, console: console.authentication)
+    router.register(routes, keys: keys, console: console.serviceMiddleware)
 
     var app = Application(
         router: router,
@@ -204,7 +208,7 @@ private func retryingStorage(for limit: Duration, _ body: () async throws(Ledger
 
 /// Every route the application serves: the API's and the console's.
 func applicationRoutes(_ endpoints: Endpoints, console: Console) -> [Route] {
-    endpoints.routes + console.routes
+    endpoints.routes + console.serviceRoutes
 }
 
 /// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and
