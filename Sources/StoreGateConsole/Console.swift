@@ -1,7 +1,7 @@
-public import Foundation
-public import HTTPTypes
+import Foundation
+import HTTPTypes
 public import Hummingbird
-public import HummingbirdAuth
+import HummingbirdAuth
 import Logging
 import Mustache
 import NIOCore
@@ -443,7 +443,7 @@ public struct Console: Sendable {
         }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         do throws(LedgerError) {
-            try await model.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: model.now())
+            _ = try await model.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: model.now())
         } catch where error.code == .grantNotFound {
             return errorPage(.notFound, "No such grant", "This account has no grant with that id.", context)
         } catch where error.code == .invalidArgument {

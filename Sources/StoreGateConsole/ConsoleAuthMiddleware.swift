@@ -1,5 +1,6 @@
 import Foundation
-public import HTTPTypes
+import HTTPTypes
+import Logging
 public import Hummingbird
 import NIOCore
 

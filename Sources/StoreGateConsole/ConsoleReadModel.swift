@@ -4,7 +4,7 @@ public import StoreGateCore
 public import StoreGateEvents
 public import StoreGateLedger
 public import StoreGateSync
-public import StoreGateWorkers
+import StoreGateWorkers
 
 /// What the console reads and the few things it does, and nothing else of the service: the
 /// console's one seam. The service implements it over its ledger, configuration, verifiers and

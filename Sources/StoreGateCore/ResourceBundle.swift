@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A target's resource bundle, the folder SwiftPM builds beside the binary
 /// (`<package>_<target>.resources`), read without `Bundle.module`, whose accessor stops the
