@@ -7,7 +7,9 @@
 #                                         fuzz one target (default 60 s) from its seeds and the real fixtures
 #   Scripts/fuzz.sh repro TARGET FILE...  run a target on given inputs (a crash artifact, a regression file)
 #   Scripts/fuzz.sh merge TARGET DIR      minimize DIR (a grown corpus) into Fuzz/Corpus/TARGET
-#   Scripts/fuzz.sh ci                    build, then every target for FUZZ_SECONDS (default 30) s; fails on any finding
+#   Scripts/fuzz.sh ci                    build, then every target for FUZZ_SECONDS (default 30) s; fails on any finding.
+#                                         FUZZ_END (epoch seconds) caps the run: each target gets at most
+#                                         its share of the time left, never under 10 s (CI's 90 minutes)
 #   Scripts/fuzz.sh long                  every target, one after the other, niced, to at least 10 million
 #                                         executions in total (FUZZ_LONG_SCALE scales each target's share)
 #   Scripts/fuzz.sh list                  the targets
@@ -248,6 +250,13 @@ case "$command" in
         ;;
     ci)
         build_targets
+        if [[ -n "${FUZZ_END:-}" ]]; then
+            share=$(( (FUZZ_END - $(date +%s)) / ${#TARGETS[@]} ))
+            if (( share < ${FUZZ_SECONDS:-30} )); then
+                FUZZ_SECONDS=$(( share < 10 ? 10 : share ))
+                echo "== the time left before FUZZ_END gives each target $FUZZ_SECONDS s"
+            fi
+        fi
         campaign ci
         ;;
     long)

@@ -17,13 +17,17 @@ import StoreGateTestSupport
 /// product and by storefront: after two warm-up rounds, `rounds` timed rounds give p50, p95
 /// and max latency per query. Last, the rollups are rebuilt from the transactions (timed) and
 /// compared with the incremental ones.
+///
+/// With `ledgerFile` (SQLite only) the recorded ledger is kept in that file, and a later run
+/// given the same file skips recording and times the queries (and the rebuild) on it: a
+/// 10^6 ledger is built once and measured many times, by one build and the next.
 enum AnalyticsBenchmark {
     /// Groupings measured besides none.
     static let groupings: [AnalyticsGrouping?] = [nil, .product, .storefront]
 
     static func run(
         transactions: Int, rounds: Int, writers: Int, backends: BenchBackends, postgresURL: String?, postgresConnections: Int,
-        proofBytes: Int
+        proofBytes: Int, ledgerFile: String? = nil
     ) async throws {
         print("analytics (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, load \(loadAverage()))")
         let built = BenchSupport.now()
@@ -41,9 +45,15 @@ enum AnalyticsBenchmark {
         defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
 
         if backends.includesSQLite {
-            let sqlite = try SQLiteLedger(path: directory.appendingPathComponent("analytics.sqlite").path, configuration: configuration)
-            try await measure(sqlite, label: "sqlite", workload: workload, writers: writers, rounds: rounds, payload: payload)
+            let path = ledgerFile ?? directory.appendingPathComponent("analytics.sqlite").path
+            let reused = ledgerFile.map { FileManager.default.fileExists(atPath: $0) } ?? false
+            let sqlite = try SQLiteLedger(path: path, configuration: configuration)
+            if reused {
+                print("sqlite: reusing the ledger recorded in \(path) (recording skipped; the story above is not the file's if --transactions differed)")
+            }
+            try await measure(sqlite, label: "sqlite", workload: reused ? nil : workload, writers: writers, rounds: rounds, payload: payload)
             await sqlite.close()
+            if let ledgerFile, !reused { print("sqlite: the ledger is kept in \(ledgerFile) (--ledger-file reuses it)") }
         }
         guard backends.includesPostgres, let (url, server) = try LedgerBenchmark.postgres(postgresURL, database: "storegate_bench_analytics") else { return }
         defer { server?.stop() }
@@ -53,10 +63,17 @@ enum AnalyticsBenchmark {
         print("(postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
     }
 
-    /// Records the story into `ledger`, then measures every metric and the rebuild.
+    /// Records the story into `ledger` (unless `workload` is `nil`: a kept ledger), then
+    /// measures every metric and the rebuild.
     static func measure(
-        _ ledger: any Ledger, label: String, workload: AnalyticsWorkload, writers: Int, rounds: Int, payload: [UInt8]
+        _ ledger: any Ledger, label: String, workload: AnalyticsWorkload?, writers: Int, rounds: Int, payload: [UInt8]
     ) async throws {
+        if let workload { try await record(workload, into: ledger, label: label, writers: writers, payload: payload) }
+        try await measureQueries(ledger, label: label, rounds: rounds)
+    }
+
+    /// Records the story and prints the throughput.
+    static func record(_ workload: AnalyticsWorkload, into ledger: any Ledger, label: String, writers: Int, payload: [UInt8]) async throws {
         let (seconds, latencies) = try await workload.record(into: ledger, writers: max(1, writers), payload: payload)
         print(
             "\(label): recorded with rollups, \(writers) writers: "
@@ -66,7 +83,10 @@ enum AnalyticsBenchmark {
                     BenchSupport.median(latencies) / 1000, BenchSupport.percentile(latencies, 0.99) / 1000, seconds
                 ) + "; load \(loadAverage())"
         )
+    }
 
+    /// Times every metric's queries, then the rebuild (compared with the incremental rollups).
+    static func measureQueries(_ ledger: any Ledger, label: String, rounds: Int) async throws {
         let today = AnalyticsWorkload.lastDay
         print("\(label): every metric from \(AnalyticsWorkload.firstDay) to \(today), \(rounds) rounds after 2 warm-up rounds")
         print("metric                    interval  group by       points     p50 ms     p95 ms     max ms")

@@ -35,6 +35,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("proof-bytes"), help: "analytics: the size of each raw proof stored (sealed).")
     var proofBytes: Int = 2048
 
+    @Option(
+        name: .customLong("ledger-file"),
+        help: "analytics (sqlite): keep the recorded ledger in this SQLite file; when it exists, skip recording and time the queries on it."
+    )
+    var ledgerFile: String?
+
     func run() async throws {
         let chosen = suites.isEmpty ? ["receipt", "jws"] : suites
         for suite in chosen {
@@ -50,7 +56,7 @@ struct BenchCommand: AsyncParsableCommand {
             case "analytics":
                 try await AnalyticsBenchmark.run(
                     transactions: transactions, rounds: rounds, writers: writers, backends: backend, postgresURL: postgresURL,
-                    postgresConnections: postgresConnections, proofBytes: proofBytes
+                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile
                 )
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics)")
             }

@@ -193,6 +193,8 @@ extension PostgresLedger {
         var revisions: [TransactionKey: Int64] = [:]
         var familyRevisions: [FamilyKey: Int64] = [:]
         var notificationExists = false
+        /// The families the load looked for (found or not).
+        var askedFamilies: Set<FamilyKey> = []
     }
 
     // MARK: Loading
@@ -206,6 +208,7 @@ extension PostgresLedger {
             .text(notification ?? ""),
         ]
         var loaded = Loaded()
+        loaded.askedFamilies = Set(families)
         for row in try await execute(LoadWithEventsSQL.self, connection, values, logger: logger) {
             switch try row.text(0) {
             case "f":
@@ -305,7 +308,13 @@ extension PostgresLedger {
     // MARK: Storing
 
     /// Writes `plan` with `ledger_apply_v6`, in one round trip and one implicit transaction.
+    ///
+    /// A plan that stores renewal info for a family the load did not find also inserts that
+    /// family's row, without an owner (``familyMarkers(_:loaded:)``).
     static func apply(_ plan: LedgerWritePlan, loaded: Loaded, at date: Date, _ connection: PostgresConnection, logger: Logger) async throws {
+        var plan = plan
+        let markers = familyMarkers(plan, loaded: loaded)
+        if !markers.isEmpty { plan.familyInserts = (plan.familyInserts + markers).sorted { $0.key < $1.key } }
         let claimed = Set(plan.familyClaims.map(\.key))
         let unowned = loaded.state.families.values
             .filter { $0.account == nil && !claimed.contains($0.key) }
@@ -319,6 +328,33 @@ extension PostgresLedger {
         _ = try await execute(
             ApplyWithEventsSQL.self, connection, [.text(document), sealed] + PostgresPlanJSON.eventParameters(plan.events), logger: logger
         )
+    }
+
+    /// The family rows (without owner or transactions) a plan inserts beside renewal info for
+    /// a family that is not stored: a renewal-only notification arriving before the family's
+    /// first purchase.
+    ///
+    /// The write path's concurrency check is the family row: `ledger_apply_v6` refuses (40001)
+    /// a plan whose loaded families' revisions moved, and an insert of a family that exists
+    /// fails on its primary key (23505) — both retried after a new load. A family the load did
+    /// not find has no revision to check, so without its row a renewal-only notification and
+    /// the family's first purchase, written at once, each computed their rollup deltas (the
+    /// churn the renewal info decides) from a view lacking the other's change, and the kept
+    /// rollups differed from ``PostgresLedger/rebuildRollups()``. With the row, whichever of
+    /// the two commits second fails on the family's primary key (waiting for the first to
+    /// commit), reloads and plans from both changes; writes to stored families, and a first
+    /// purchase with no such notification, pay nothing more. The row is what a notification
+    /// carrying a transaction already leaves: a family no account owns yet, claimed by its
+    /// first purchase; without transactions it adds no rollup, event or entitlement. Only a
+    /// family the load looked for and did not find gets one (a proof's renewal info for a
+    /// family none of its transactions belongs to is not looked for: it may be stored).
+    static func familyMarkers(_ plan: LedgerWritePlan, loaded: Loaded) -> [FamilyRow] {
+        guard !plan.renewals.isEmpty else { return [] }
+        let inserted = Set(plan.familyInserts.map(\.key))
+        let missing = Set(plan.renewals.map(\.key)).filter { key in
+            loaded.askedFamilies.contains(key) && loaded.state.families[key] == nil && !inserted.contains(key)
+        }
+        return missing.sorted().map { FamilyRow(key: $0, account: nil) }
     }
 
     /// Appends events alone (a refusal), numbered as any plan's.

@@ -43,7 +43,14 @@ struct PostgresInstancesTests {
                 let recorded = try await a.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "pat"))
                 #expect(recorded.status == .ok)
 
-                let replay = try await b.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "quinn"))
+                // B's first request may come before B's ledger is reachable on a loaded machine (both
+                // instances migrate as they start): a 503 marked retryable is retried, as a client would.
+                var replay = try await b.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "quinn"))
+                let retryUntil = Date().addingTimeInterval(30)
+                while replay.status == .serviceUnavailable, try replay.json["retryable"] as? Bool == true, Date() < retryUntil {
+                    try await Task.sleep(for: .milliseconds(250))
+                    replay = try await b.send(.post, "/v1/receipts/verify", key: TestData.fullKey, body: try TestData.verifyBody(receipt, account: "quinn"))
+                }
                 #expect(replay.status == .conflict)
                 #expect(replay.code == "owned_by_another_account")
 

@@ -246,7 +246,8 @@ enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw TestFailure("connect() failed") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // A wait, not a speed: CI runs every suite at once on two cores, and a reply may take seconds.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         #if canImport(Glibc)
         let noSignal = Int32(MSG_NOSIGNAL)

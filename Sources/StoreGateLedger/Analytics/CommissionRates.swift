@@ -30,7 +30,13 @@ public struct CommissionRates: Sendable, Hashable, Codable {
     /// The proceeds of `amount` milliunits of `productId`'s sales: amount × (1000 − rate) ÷
     /// 1000, rounded half away from zero.
     public func proceeds(of amount: Int64, productId: String) -> Int64 {
-        let kept = Int64(1000 - perMille(for: productId))
+        Self.proceeds(of: amount, perMille: perMille(for: productId))
+    }
+
+    /// The proceeds of `amount` milliunits at a commission of `perMille`: what
+    /// ``proceeds(of:productId:)`` computes once the product's rate is known.
+    package static func proceeds(of amount: Int64, perMille: Int) -> Int64 {
+        let kept = Int64(1000 - perMille)
         let product = amount.multipliedReportingOverflow(by: kept).partialValue
         let (quotient, remainder) = product.quotientAndRemainder(dividingBy: 1000)
         if abs(remainder) * 2 >= 1000 { return quotient + (product < 0 ? -1 : 1) }
