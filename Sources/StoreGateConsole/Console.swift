@@ -5,7 +5,7 @@ import HummingbirdAuth
 import Logging
 import Mustache
 import NIOCore
-import StoreGateCore
+public import StoreGateCore
 import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
@@ -35,21 +35,43 @@ public struct Console: Sendable {
     ///   - model: What the console reads and does.
     ///   - persist: Where sessions are kept (the instance's memory in the service).
     public init(model: any ConsoleReadModel, persist: any PersistDriver) {
+        self.init(model: model, persist: persist, resources: .shared)
+    }
+
+    /// A console over `model` drawing its pages from `resources`.
+    init(model: any ConsoleReadModel, persist: any PersistDriver, resources: ConsoleResources) {
         self.model = model
         let settings = model.settings
         self.security = ConsoleSecurity(persist: persist, model: model, lifetime: settings.sessionLifetime, alwaysSecure: settings.secureCookies)
-        self.resources = ConsoleResources.shared
+        self.resources = resources
     }
 
-    /// The console's files that could not be read (its resource bundle not installed beside
-    /// the binary); while any is missing the pages answer 503.
-    public var missingFiles: [String] { resources.missing }
+    /// The resource bundle the console's templates, stylesheet and script come from
+    /// (`StoreGate_StoreGateConsole.resources`, beside the binary).
+    public var resourceBundle: ResourceBundle { resources.bundle }
+
+    /// Why the console cannot draw its pages (its resource bundle not installed beside the
+    /// binary, a file of it missing, a template that does not parse); empty when it can. While
+    /// there is any, every console route answers 503 and no page is drawn from some of its parts.
+    public var resourceProblems: [String] { resources.problems }
 
     /// The console's routes: the assets and the sign-in are open, every page needs a session.
     ///
     /// - Parameter context: The request context the routes run in.
     /// - Returns: The route table, declared once.
     public func routes<Context: ConsoleRequestContext>(for context: Context.Type = Context.self) -> [ConsoleRoute<Context>] {
+        let routes = allRoutes(for: context)
+        guard resources.problems.isEmpty else {
+            // The same table (405/Allow and the route checks stay as they are), every route
+            // answering that the console is not installed.
+            return routes.map { route in
+                ConsoleRoute(route.method, route.path, session: route.needsSession) { _, _ in Self.filesMissing() }
+            }
+        }
+        return routes
+    }
+
+    private func allRoutes<Context: ConsoleRequestContext>(for context: Context.Type) -> [ConsoleRoute<Context>] {
         [
             ConsoleRoute(.get, "/console/assets/console.css", session: false) { _, _ in asset("console.css", type: "text/css; charset=utf-8") },
             ConsoleRoute(.get, "/console/assets/console.js", session: false) { _, _ in asset("console.js", type: "text/javascript; charset=utf-8") },
@@ -113,7 +135,7 @@ public struct Console: Sendable {
     }
 
     func page(_ template: String, _ view: Any, status: HTTPResponse.Status = .ok, cookies: [Cookie] = []) -> Response {
-        guard let html = resources.library.render(view, withTemplate: template) else { return Self.filesMissing() }
+        guard let html = resources.render(view, template: template) else { return Self.filesMissing() }
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
         ConsoleSecurity.pageHeaders(&headers)
         for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.description)) }
@@ -148,11 +170,13 @@ public struct Console: Sendable {
         )
     }
 
-    /// The answer while the resource bundle is missing: the console cannot draw a page.
+    /// The answer while the resource bundle is missing or incomplete: the console cannot draw a
+    /// page. It names the bundle, not where it was looked for (the service's log says that).
     static func filesMissing() -> Response {
         var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
         ConsoleSecurity.pageHeaders(&headers)
-        let text = "The console's files (\(ConsoleResources.bundle.name)) are not installed beside the binary.\n"
+        let text = "The StoreGate console is unavailable: its files (\(ConsoleResources.bundle.name)) are missing or incomplete "
+            + "beside the storegate binary. The service's log says what is missing; the API is not affected.\n"
         return Response(status: .serviceUnavailable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 

@@ -3,42 +3,59 @@ public import Foundation
 /// A target's resource bundle, the folder SwiftPM builds beside the binary
 /// (`<package>_<target>.resources`), read without `Bundle.module`, whose accessor stops the
 /// process when the bundle is missing.
+///
+/// The folder is looked for beside the running binary only, never in the source tree it was
+/// built from: a deployed binary reads the files installed with it or none, so a folder left
+/// behind shows up wherever the binary runs, not only on another machine.
 public struct ResourceBundle: Sendable {
     /// The bundle's folder name: `StoreGate_StoreGateConsole.resources`.
     public let name: String
-    /// The target's source folder holding the same files (`Sources/<target>/Resources`), for a
-    /// binary run where it was built but its bundle was not copied along.
-    public let sourceFolder: URL
+    /// The folders looked in for ``name``, in order.
+    public let searchFolders: [URL]
 
-    /// A bundle by its name and the source folder of its files.
+    /// A bundle by its folder name, looked for beside the running binary: the main bundle's
+    /// folder, then the executable's (symlinks resolved).
+    ///
+    /// - Parameter name: The bundle's folder name.
+    public init(name: String) {
+        var folders = [Bundle.main.bundleURL]
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent(),
+           executable.standardizedFileURL != Bundle.main.bundleURL.standardizedFileURL {
+            folders.append(executable)
+        }
+        self.init(name: name, searchFolders: folders)
+    }
+
+    /// A bundle by its folder name, looked for in the given folders.
     ///
     /// - Parameters:
     ///   - name: The bundle's folder name.
-    ///   - sourceFolder: The folder in the source tree that SwiftPM copies into the bundle.
-    public init(name: String, sourceFolder: URL) {
+    ///   - searchFolders: The folders that may hold it, in order.
+    public init(name: String, searchFolders: [URL]) {
         self.name = name
-        self.sourceFolder = sourceFolder
+        self.searchFolders = searchFolders
     }
 
-    /// The bytes of the resource at `path` (relative to the bundle: `assets/console.css`), or
-    /// `nil` when no candidate holds it.
+    /// The places the bundle may be (each search folder with ``name`` appended), in order.
+    public var candidates: [URL] { searchFolders.map { $0.appendingPathComponent(name, isDirectory: true) } }
+
+    /// The first of ``candidates`` that is a folder, or `nil` when the bundle is not installed.
     ///
-    /// Looked up beside the main bundle, beside the executable (symlinks resolved), then in the
-    /// source folder.
+    /// Every file is read from this one folder: a bundle is never put together from two.
+    public var folder: URL? {
+        candidates.first { candidate in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+
+    /// The bytes of the resource at `path` (relative to the bundle: `assets/console.css`) in
+    /// ``folder``, or `nil` when the bundle or the file is missing.
     ///
     /// - Parameter path: The resource's path inside the bundle.
     /// - Returns: Its bytes, or `nil`.
     public func contents(of path: String) -> [UInt8]? {
-        var candidates: [URL] = [Bundle.main.bundleURL.appendingPathComponent(name).appendingPathComponent(path)]
-        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent() {
-            candidates.append(executable.appendingPathComponent(name).appendingPathComponent(path))
-        }
-        candidates.append(sourceFolder.appendingPathComponent(path))
-        for candidate in candidates {
-            if let data = FileManager.default.contents(atPath: candidate.path) {
-                return Array(data)
-            }
-        }
-        return nil
+        guard let folder else { return nil }
+        return FileManager.default.contents(atPath: folder.appendingPathComponent(path).path).map(Array.init)
     }
 }

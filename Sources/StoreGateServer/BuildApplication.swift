@@ -78,6 +78,13 @@ public func buildApplication(
     )
     let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger)
     let keys = APIKeyAuthenticator(configuration: configuration, store: ledger, now: now, logger: logger)
+    let openAPIDocument = OpenAPIDocument.load()
+    if openAPIDocument == nil {
+        logger.error(
+            "the OpenAPI document is missing beside the binary: GET /openapi.yaml answers 404",
+            metadata: ["bundle": "\(OpenAPIDocument.bundle.name)", "searched": "\(OpenAPIDocument.bundle.searchFolders.map(\.path))"]
+        )
+    }
     let endpoints = Endpoints(
         configuration: configuration,
         verification: verification,
@@ -87,7 +94,7 @@ public func buildApplication(
         workers: workers,
         catalog: catalog,
         now: now,
-        openAPIDocument: OpenAPIDocument.load(),
+        openAPIDocument: openAPIDocument,
         logger: logger,
         keys: keys,
         webhooks: webhooks.service
@@ -95,8 +102,12 @@ public func buildApplication(
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
     let console = Console(endpoints: endpoints, persist: sessions)
-    if !console.missingFiles.isEmpty {
-        logger.error("the console's files are not installed beside the binary: its pages answer 503", metadata: ["missing": "\(console.missingFiles)"])
+    if !console.resourceProblems.isEmpty {
+        // The API serves on; the console answers 503 on every route until its files are installed.
+        logger.error(
+            "the web console is unavailable (every /console route answers 503): its resource bundle is missing or incomplete beside the binary",
+            metadata: ["bundle": "\(console.resourceBundle.name)", "problems": "\(console.resourceProblems.joined(separator: "; "))"]
+        )
     }
     let routes = applicationRoutes(endpoints, console: console)
     let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
