@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "StoreGateWorkers", targets: ["StoreGateWorkers"]),
         .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
         .library(name: "StoreGateSync", targets: ["StoreGateSync"]),
+        .library(name: "StoreGateConsole", targets: ["StoreGateConsole"]),
         .library(name: "StoreGateServer", targets: ["StoreGateServer"]),
         .library(name: "StoreGateTestSupport", targets: ["StoreGateTestSupport"]),
         .executable(name: "storegate", targets: ["StoreGateCLI"]),
@@ -235,9 +236,33 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The web console: pages over a narrow read model (ConsoleReadModel) that the server
+        // implements; its templates, stylesheet and script are resources, not Swift strings.
+        .target(
+            name: "StoreGateConsole",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                "StoreGateReceipt",
+                "StoreGateSignedData",
+                "StoreGateEvents",
+                "StoreGateSync",
+                "StoreGateWorkers",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/assets"), .copy("Resources/templates")],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "StoreGateServer",
             dependencies: [
+                "StoreGateConsole",
                 "StoreGateSync",
                 "StoreGateCore",
                 "StoreGateReceipt",
@@ -251,8 +276,6 @@ let package = Package(
                 "StoreGateWorkers",
                 "StoreGateOffers",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
-                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -388,7 +411,7 @@ let package = Package(
         .testTarget(
             name: "StoreGateServerTests",
             dependencies: [
-                "StoreGateServer", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
+                "StoreGateServer", "StoreGateConsole", "StoreGateTestSupport", "StoreGateCore", "StoreGateReceipt",
                 "StoreGateAppStoreClient", "StoreGateHTTP", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateEvents", "StoreGateSync", "StoreGateWorkers",
                 "StoreGateOffers",
                 .product(name: "Crypto", package: "swift-crypto"),

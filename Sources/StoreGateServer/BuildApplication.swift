@@ -4,6 +4,7 @@ public import Hummingbird
 public import Logging
 import NIOCore
 public import ServiceLifecycle
+import StoreGateConsole
 import StoreGateCore
 import StoreGateEvents
 import StoreGateSync
@@ -18,8 +19,8 @@ public typealias StoreGateApplication = Application<RouterResponder<StoreGateReq
 /// middleware (metrics, errors, API keys) and the ledger's lifecycle.
 ///
 /// The endpoints are declared once, feature by feature (``Endpoints/routes`` and the console's
-/// ``Console/routes``; `GET /openapi.yaml` documents the API's), each with the permission its
-/// API key needs.
+/// `Console.routes(for:)`; `GET /openapi.yaml` documents the API's), each with the permission
+/// its API key needs.
 ///
 /// The ledger is closed by the application when it shuts down, after the server has finished
 /// the requests in flight.
@@ -77,6 +78,13 @@ public func buildApplication(
     )
     let webhooks = WebhookRunner(configuration: configuration, ledger: ledger, gate: gate, registry: workers, metrics: metrics, logger: logger)
     let keys = APIKeyAuthenticator(configuration: configuration, store: ledger, now: now, logger: logger)
+    let openAPIDocument = OpenAPIDocument.load()
+    if openAPIDocument == nil {
+        logger.error(
+            "the OpenAPI document is missing beside the binary: GET /openapi.yaml answers 404",
+            metadata: ["bundle": "\(OpenAPIDocument.bundle.name)", "searched": "\(OpenAPIDocument.bundle.searchFolders.map(\.path))"]
+        )
+    }
     let endpoints = Endpoints(
         configuration: configuration,
         verification: verification,
@@ -86,7 +94,7 @@ public func buildApplication(
         workers: workers,
         catalog: catalog,
         now: now,
-        openAPIDocument: OpenAPIDocument.load(),
+        openAPIDocument: openAPIDocument,
         logger: logger,
         keys: keys,
         webhooks: webhooks.service
@@ -94,6 +102,13 @@ public func buildApplication(
     // The web console; its sessions live in this instance's memory.
     let sessions = MemoryPersistDriver()
     let console = Console(endpoints: endpoints, persist: sessions)
+    if !console.resourceProblems.isEmpty {
+        // The API serves on; the console answers 503 on every route until its files are installed.
+        logger.error(
+            "the web console is unavailable (every /console route answers 503): its resource bundle is missing or incomplete beside the binary",
+            metadata: ["bundle": "\(console.resourceBundle.name)", "problems": "\(console.resourceProblems.joined(separator: "; "))"]
+        )
+    }
     let routes = applicationRoutes(endpoints, console: console)
     let router = Router(context: StoreGateRequestContext.self, options: [.autoGenerateHeadEndpoints])
     if configuration.exportsTraces {
@@ -105,7 +120,7 @@ public func buildApplication(
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     // 405 with Allow when a path exists and its method does not.
     router.add(middleware: ErrorMiddleware(bodyLimit: configuration.maxBodyBytes, routes: RouteTable(Route.allowedMethods(of: routes))))
-    router.register(routes, keys: keys, console: console.authentication)
+    router.register(routes, keys: keys, console: console.serviceMiddleware)
 
     var app = Application(
         router: router,
@@ -204,7 +219,7 @@ private func retryingStorage(for limit: Duration, _ body: () async throws(Ledger
 
 /// Every route the application serves: the API's and the console's.
 func applicationRoutes(_ endpoints: Endpoints, console: Console) -> [Route] {
-    endpoints.routes + console.routes
+    endpoints.routes + console.serviceRoutes
 }
 
 /// Runs the application in a `ServiceGroup` that shuts it down gracefully on SIGTERM and

@@ -24,7 +24,7 @@ struct ServeProcess {
     let process: Process
     let port: Int
     let directory: URL
-    /// The file standard error goes to, when ``start(_:arguments:environment:logToFile:prepare:)`` was asked to keep it.
+    /// The file standard error goes to, when ``start(_:arguments:environment:logToFile:prepare:binary:)`` was asked to keep it.
     let stderr: URL?
 
     /// What the service wrote to standard error so far (empty when not kept).
@@ -43,14 +43,16 @@ struct ServeProcess {
     ///   - logToFile: Keeps standard error in the directory (``log``) instead of discarding it.
     ///   - prepare: Writes files into the directory before the service starts; returns settings
     ///     that name them.
+    ///   - binary: The `storegate` binary to run (the one built next to the tests by default).
     static func start(
         _ name: String,
         arguments: [String] = [],
         environment extra: [String: String] = [:],
         logToFile: Bool = false,
-        prepare: (URL) throws -> [String: String] = { _ in [:] }
+        prepare: (URL) throws -> [String: String] = { _ in [:] },
+        binary: URL? = nil
     ) async throws -> ServeProcess {
-        let binary = try #require(CLI.binary, "the storegate binary is not built next to the tests")
+        let binary = try #require(binary ?? CLI.binary, "the storegate binary is not built next to the tests")
         let directory = try TemporaryFiles.directory(name)
         let trust = directory.appendingPathComponent("trust")
         try FileManager.default.createDirectory(at: trust, withIntermediateDirectories: true)

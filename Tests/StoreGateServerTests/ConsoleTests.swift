@@ -8,6 +8,7 @@ import StoreGateLedger
 import Testing
 
 import StoreGateTestSupport
+@testable import StoreGateConsole
 @testable import StoreGateServer
 
 /// The web console through the router: sign-in and sessions, CSRF, headers, escaping, what a

@@ -13,6 +13,7 @@ import StoreGateEvents
 import StoreGateWorkers
 import StoreGateAppStoreClient
 
+import StoreGateConsole
 @testable import StoreGateServer
 
 /// The Python tools that validate the document and the replies (openapi-spec-validator,

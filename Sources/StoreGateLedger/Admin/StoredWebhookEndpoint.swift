@@ -18,6 +18,12 @@ public struct StoredWebhookEndpoint: Sendable, Hashable, CustomStringConvertible
     public var name: String
     /// The receiver's URL.
     public var url: String
+    /// The URL without its query and fragment (`?…` in their place): what replies and pages
+    /// show, since a receiver's token often travels in the query.
+    public var redactedURL: String {
+        guard let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
+        return String(url[..<cut]) + "?…"
+    }
     /// The signing secrets (every one signs every delivery), 1...``maximumSecrets``.
     public var secrets: [String]
     /// The event types sent, sorted; `nil` sends every type.

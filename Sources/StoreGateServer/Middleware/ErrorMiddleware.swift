@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Foundation
+import StoreGateConsole
 
 /// Turns every failure into the service's JSON error shape: an ``APIError`` becomes its reply,
 /// Hummingbird's own errors (404 and the like) get a `code` and a `message`, an oversized body
@@ -16,6 +17,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             return error.response()
+        } catch let error as ConsoleError {
+            return APIError(console: error, logger: context.logger).response()
         } catch is NIOTooManyBytesError {
             return APIError.bodyTooLarge(bodyLimit).response()
         } catch let error as HTTPError {

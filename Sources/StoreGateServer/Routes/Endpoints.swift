@@ -47,13 +47,7 @@ struct Endpoints: Sendable {
 
     /// A percent-decoded path parameter.
     static func pathParameter(_ name: String, _ context: StoreGateRequestContext) throws(APIError) -> String {
-        guard let raw = context.parameters.get(name), !raw.isEmpty else {
-            throw APIError.badField(name, .invalidPathParameter, "the path parameter '\(name)' is not valid percent-encoded text")
-        }
-        // Most parameters carry no escape: Foundation's decoder is then skipped (it was a
-        // twentieth of an entitlement check's CPU time).
-        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
-        guard let decoded = raw.removingPercentEncoding, !decoded.isEmpty else {
+        guard let raw = context.parameters.get(name), let decoded = PathSegment.decoded(raw) else {
             throw APIError.badField(name, .invalidPathParameter, "the path parameter '\(name)' is not valid percent-encoded text")
         }
         return decoded

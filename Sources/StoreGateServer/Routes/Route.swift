@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import StoreGateConsole
 
 /// Who may call a route.
 enum RouteAccess: Sendable, Hashable {
@@ -14,7 +15,7 @@ enum RouteAccess: Sendable, Hashable {
 }
 
 /// One route, declared once: its method, path, access and handler. The feature's table
-/// (``Endpoints/routes``, ``Console/routes``) registers it, feeds the 405/`Allow` answers
+/// (``Endpoints/routes``, the console's `Console.routes(for:)`) registers it, feeds the 405/`Allow` answers
 /// (``RouteTable``) and is checked against `openapi.yaml` by the tests.
 struct Route: Sendable {
     /// The method (`GET` also answers `HEAD`).
@@ -25,6 +26,8 @@ struct Route: Sendable {
     let access: RouteAccess
     /// Whether `openapi.yaml` documents it (the console's HTML pages are not an API).
     let isDocumented: Bool
+    /// Whether it is the console's (behind the console's security headers).
+    let isConsole: Bool
     /// The handler.
     let handler: @Sendable (Request, StoreGateRequestContext) async throws -> Response
 
@@ -36,7 +39,18 @@ struct Route: Sendable {
         self.path = path
         self.access = access
         self.isDocumented = documented
+        self.isConsole = false
         self.handler = { request, context in try await handler(request, context).response(from: request, context: context) }
+    }
+
+    /// A console route: undocumented, open or behind a console session.
+    init(console route: ConsoleRoute<StoreGateRequestContext>) {
+        self.method = route.method
+        self.path = route.path
+        self.access = route.needsSession ? .consoleSession : .open
+        self.isDocumented = false
+        self.isConsole = true
+        self.handler = route.handler
     }
 
     /// The path as OpenAPI writes it: `/v1/accounts/{account}/entitlements`.
@@ -64,13 +78,14 @@ struct Route: Sendable {
 
 extension Router where Context == StoreGateRequestContext {
     /// Registers `routes`, each behind the middleware its access needs.
-    func register(_ routes: [Route], keys: APIKeyAuthenticator, console: ConsoleAuthMiddleware) {
+    func register(_ routes: [Route], keys: APIKeyAuthenticator, console: ConsoleMiddleware) {
         for route in routes {
-            let group: RouterGroup<Context>
+            var group = self.group()
+            if route.isConsole { group = group.add(middleware: console.headers) }
             switch route.access {
-            case .open: group = self.group()
-            case .apiKey(let permission): group = self.group().add(middleware: APIKeyMiddleware(keys: keys, permission: permission))
-            case .consoleSession: group = self.group().add(middleware: console)
+            case .open: break
+            case .apiKey(let permission): group = group.add(middleware: APIKeyMiddleware(keys: keys, permission: permission))
+            case .consoleSession: group = group.add(middleware: console.authentication)
             }
             group.on(RouterPath(route.path), method: route.method, use: route.handler)
         }

@@ -62,7 +62,7 @@ struct WebhookEndpointReply: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("name", endpoint.name)
-            json.member("url", Self.redacted(endpoint.url))
+            json.member("url", endpoint.redactedURL)
             json.member("state", state.isDisabled ? "disabled" : "enabled")
             json.member("paused", endpoint.isPaused)
             json.member("source", endpoint.source.rawValue)
@@ -95,12 +95,6 @@ struct WebhookEndpointReply: JSONWritable {
         } catch {
             return "invalid"
         }
-    }
-
-    /// The URL without its query and fragment (`?…` in their place).
-    static func redacted(_ url: String) -> String {
-        guard let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
-        return String(url[..<cut]) + "?…"
     }
 }
 

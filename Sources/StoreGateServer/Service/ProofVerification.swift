@@ -1,5 +1,6 @@
 import Foundation
 import StoreGateAppStoreClient
+import StoreGateConsole
 import StoreGateCore
 import StoreGateReceipt
 import StoreGateSignedData
@@ -180,18 +181,9 @@ struct ProofVerification: Sendable {
 
     // MARK: The console's inspector
 
-    /// Every step of one proof's verification against the service's own expectations, for
-    /// people; nothing is recorded.
-    enum Inspection: Sendable {
-        case receipt(ReceiptVerificationReport)
-        case signedData(SignedDataVerificationReport)
-        /// Not a proof at all (not base64, or too large): the reason.
-        case unreadable(step: String, code: String, reason: String)
-    }
-
     /// Inspects a pasted proof: a compact JWS (three dot-separated parts; its kind read from
     /// the payload) or a base64 app receipt, against the accepted app it names.
-    func inspect(_ text: String) async -> Inspection {
+    func inspect(_ text: String) async -> ProofInspection {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.contains(".") {
             let bytes = Array(trimmed.utf8)

@@ -1,11 +1,11 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdAuth
 import Logging
 import Mustache
 import NIOCore
-import StoreGateCore
+public import StoreGateCore
 import StoreGateEvents
 import StoreGateLedger
 import StoreGateSync
@@ -16,60 +16,99 @@ import X509
 /// then an overview, a search, each account's entitlements and timeline, each transaction with
 /// its stored proof re-verified, an inspector for pasted proofs, and the system's state.
 ///
-/// Server-rendered HTML (swift-mustache templates compiled into the binary), one small script,
-/// one stylesheet; see ``ConsoleSecurity`` for sessions, CSRF and headers.
-struct Console: Sendable {
-    let endpoints: Endpoints
+/// Server-rendered HTML (swift-mustache templates), one small script, one stylesheet: the
+/// target's resources (``ConsoleResources``); see ``ConsoleSecurity`` for sessions, CSRF and
+/// headers. Everything it reads or does goes through its ``ConsoleReadModel``.
+public struct Console: Sendable {
+    let model: any ConsoleReadModel
     let security: ConsoleSecurity
-    let library: MustacheLibrary
+    let resources: ConsoleResources
 
     /// Timeline entries per page.
     static let timelinePage = 100
     /// Days the overview covers.
     static let overviewDays = 90
 
-    init(endpoints: Endpoints, persist: any PersistDriver) {
-        self.endpoints = endpoints
-        self.security = ConsoleSecurity(
-            persist: persist, keys: endpoints.configuration.apiKeys,
-            lifetime: endpoints.configuration.consoleSessionLifetime, alwaysSecure: endpoints.configuration.consoleSecureCookies
-        )
-        var templates: [String: MustacheTemplate] = [:]
-        for (name, text) in ConsoleTemplates.all {
-            // The templates are constants of this file's module: one that does not parse is a
-            // programming error the console tests catch.
-            do { templates[name] = try MustacheTemplate(string: text) } catch { preconditionFailure("console template \(name): \(error)") }
-        }
-        self.library = MustacheLibrary(templates: templates)
+    /// A console over `model`, its sessions kept in `persist`.
+    ///
+    /// - Parameters:
+    ///   - model: What the console reads and does.
+    ///   - persist: Where sessions are kept (the instance's memory in the service).
+    public init(model: any ConsoleReadModel, persist: any PersistDriver) {
+        self.init(model: model, persist: persist, resources: .shared)
     }
 
+    /// A console over `model` drawing its pages from `resources`.
+    init(model: any ConsoleReadModel, persist: any PersistDriver, resources: ConsoleResources) {
+        self.model = model
+        let settings = model.settings
+        self.security = ConsoleSecurity(persist: persist, model: model, lifetime: settings.sessionLifetime, alwaysSecure: settings.secureCookies)
+        self.resources = resources
+    }
+
+    /// The resource bundle the console's templates, stylesheet and script come from
+    /// (`StoreGate_StoreGateConsole.resources`, beside the binary).
+    public var resourceBundle: ResourceBundle { resources.bundle }
+
+    /// Why the console cannot draw its pages (its resource bundle not installed beside the
+    /// binary, a file of it missing, a template that does not parse); empty when it can. While
+    /// there is any, every console route answers 503 and no page is drawn from some of its parts.
+    public var resourceProblems: [String] { resources.problems }
+
     /// The console's routes: the assets and the sign-in are open, every page needs a session.
-    var routes: [Route] {
+    ///
+    /// - Parameter context: The request context the routes run in.
+    /// - Returns: The route table, declared once.
+    public func routes<Context: ConsoleRequestContext>(for context: Context.Type = Context.self) -> [ConsoleRoute<Context>] {
+        let routes = allRoutes(for: context)
+        guard resources.problems.isEmpty else {
+            // The same table (405/Allow and the route checks stay as they are), every route
+            // answering that the console is not installed.
+            return routes.map { route in
+                ConsoleRoute(route.method, route.path, session: route.needsSession) { _, _ in Self.filesMissing() }
+            }
+        }
+        return routes
+    }
+
+    private func allRoutes<Context: ConsoleRequestContext>(for context: Context.Type) -> [ConsoleRoute<Context>] {
         [
-            Route(.get, "/console/assets/console.css", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.stylesheet, type: "text/css; charset=utf-8") },
-            Route(.get, "/console/assets/console.js", .open, documented: false) { _, _ in Self.asset(ConsoleAssets.script, type: "text/javascript; charset=utf-8") },
-            Route(.get, "/console/signin", .open, documented: false, signInPage),
-            Route(.post, "/console/signin", .open, documented: false, signIn),
-            Route(.post, "/console/signout", .consoleSession, documented: false, signOut),
-            Route(.get, "/console", .consoleSession, documented: false, overview),
-            Route(.get, "/console/analytics/:metric", .consoleSession, documented: false, analyticsPoint),
-            Route(.get, "/console/search", .consoleSession, documented: false, search),
-            Route(.get, "/console/accounts/:account", .consoleSession, documented: false, account),
-            Route(.post, "/console/accounts/:account/grants", .consoleSession, documented: false, grant),
-            Route(.post, "/console/accounts/:account/grants/:grant/revoke", .consoleSession, documented: false, revokeGrant),
-            Route(.post, "/console/accounts/:account/transfers", .consoleSession, documented: false, transfer),
-            Route(.get, "/console/transactions/:environment/:transaction", .consoleSession, documented: false, transaction),
-            Route(.get, "/console/inspect", .consoleSession, documented: false, inspectPage),
-            Route(.post, "/console/inspect", .consoleSession, documented: false, inspect),
-            Route(.get, "/console/system", .consoleSession, documented: false, system),
-            Route(.post, "/console/system/webhooks", .consoleSession, documented: false, addWebhookEndpoint),
-            Route(.post, "/console/system/webhooks/:endpoint/pause", .consoleSession, documented: false, pauseWebhookEndpoint),
-            Route(.post, "/console/system/webhooks/:endpoint/rotate", .consoleSession, documented: false, rotateWebhookEndpoint),
+            ConsoleRoute(.get, "/console/assets/console.css", session: false) { _, _ in asset("console.css", type: "text/css; charset=utf-8") },
+            ConsoleRoute(.get, "/console/assets/console.js", session: false) { _, _ in asset("console.js", type: "text/javascript; charset=utf-8") },
+            ConsoleRoute(.get, "/console/signin", session: false, signInPage),
+            ConsoleRoute(.post, "/console/signin", session: false, signIn),
+            ConsoleRoute(.post, "/console/signout", session: true, signOut),
+            ConsoleRoute(.get, "/console", session: true, overview),
+            ConsoleRoute(.get, "/console/analytics/:metric", session: true, analyticsPoint),
+            ConsoleRoute(.get, "/console/search", session: true, search),
+            ConsoleRoute(.get, "/console/accounts/:account", session: true, account),
+            ConsoleRoute(.post, "/console/accounts/:account/grants", session: true, grant),
+            ConsoleRoute(.post, "/console/accounts/:account/grants/:grant/revoke", session: true, revokeGrant),
+            ConsoleRoute(.post, "/console/accounts/:account/transfers", session: true, transfer),
+            ConsoleRoute(.get, "/console/transactions/:environment/:transaction", session: true, transaction),
+            ConsoleRoute(.get, "/console/inspect", session: true, inspectPage),
+            ConsoleRoute(.post, "/console/inspect", session: true, inspect),
+            ConsoleRoute(.get, "/console/system", session: true, system),
+            ConsoleRoute(.post, "/console/system/webhooks", session: true, addWebhookEndpoint),
+            ConsoleRoute(.post, "/console/system/webhooks/:endpoint/pause", session: true, pauseWebhookEndpoint),
+            ConsoleRoute(.post, "/console/system/webhooks/:endpoint/rotate", session: true, rotateWebhookEndpoint),
         ]
     }
 
+    /// The headers every console response carries, set by Hummingbird's middleware: a strict
+    /// Content-Security-Policy (no inline script or style, no framing, forms to the console
+    /// only) and `nosniff`. The service puts it in front of every console route.
+    public func securityHeaders<Context: ConsoleRequestContext>(for context: Context.Type = Context.self) -> ContentSecurityMiddleware<Context> {
+        ContentSecurityMiddleware(contentSecurityPolicy: ConsoleSecurity.contentSecurityPolicy)
+    }
+
     /// What guards the pages: a signed-in session.
-    var authentication: ConsoleAuthMiddleware { ConsoleAuthMiddleware(security: security) }
+    ///
+    /// - Parameter context: The request context the routes run in.
+    /// - Returns: The middleware the service puts in front of every route that needs a session.
+    public func authentication<Context: ConsoleRequestContext>(for context: Context.Type = Context.self) -> ConsoleAuthMiddleware<Context> {
+        ConsoleAuthMiddleware(security: security)
+    }
 
     // MARK: Pages' shared parts
 
@@ -87,16 +126,16 @@ struct Console: Sendable {
 
     enum Section { case overview, inspect, system, other }
 
-    func layout(_ title: String, _ context: StoreGateRequestContext, section: Section = .other, query: String = "") -> Layout {
+    func layout(_ title: String, _ context: some ConsoleRequestContext, section: Section = .other, query: String = "") -> Layout {
         Layout(
             title: title, signedIn: context.consoleSession != nil, csrf: context.consoleSession?.csrf ?? "",
             keyName: context.consoleSession?.keyName ?? "", query: query, isOverview: section == .overview,
-            isInspect: section == .inspect, isSystem: section == .system, backend: endpoints.ledger.backend
+            isInspect: section == .inspect, isSystem: section == .system, backend: model.settings.backend
         )
     }
 
     func page(_ template: String, _ view: Any, status: HTTPResponse.Status = .ok, cookies: [Cookie] = []) -> Response {
-        let html = library.render(view, withTemplate: template) ?? ""
+        guard let html = resources.render(view, template: template) else { return Self.filesMissing() }
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
         ConsoleSecurity.pageHeaders(&headers)
         for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.description)) }
@@ -109,11 +148,11 @@ struct Console: Sendable {
         let message: String
     }
 
-    func errorPage(_ status: HTTPResponse.Status, _ heading: String, _ message: String, _ context: StoreGateRequestContext) -> Response {
+    func errorPage(_ status: HTTPResponse.Status, _ heading: String, _ message: String, _ context: some ConsoleRequestContext) -> Response {
         page("error", ErrorPage(layout: layout(heading, context), heading: heading, message: message), status: status)
     }
 
-    func ledgerFailure(_ error: LedgerError, _ context: StoreGateRequestContext) -> Response {
+    func ledgerFailure(_ error: LedgerError, _ context: some ConsoleRequestContext) -> Response {
         context.logger.warning("console: the ledger refused a read", metadata: ["ledger.code": "\(error.code)", "ledger.reason": "\(error.reason)"])
         if error.code == .invalidArgument {
             return errorPage(.badRequest, "Not a valid request", error.reason, context)
@@ -121,12 +160,24 @@ struct Console: Sendable {
         return errorPage(.serviceUnavailable, "The ledger did not answer", "\(error.code): try again in a moment.", context)
     }
 
-    static func asset(_ text: String, type: String) -> Response {
-        Response(
+    /// A stylesheet or script from the resource bundle (``securityHeaders(for:)`` adds `nosniff`).
+    func asset(_ name: String, type: String) -> Response {
+        guard let bytes = resources.assets[name] else { return Self.filesMissing() }
+        return Response(
             status: .ok,
-            headers: [.contentType: type, .cacheControl: "public, max-age=3600", .xContentTypeOptions: "nosniff"],
-            body: .init(byteBuffer: ByteBuffer(string: text))
+            headers: [.contentType: type, .cacheControl: "public, max-age=3600"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
         )
+    }
+
+    /// The answer while the resource bundle is missing or incomplete: the console cannot draw a
+    /// page. It names the bundle, not where it was looked for (the service's log says that).
+    static func filesMissing() -> Response {
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+        ConsoleSecurity.pageHeaders(&headers)
+        let text = "The StoreGate console is unavailable: its files (\(ConsoleResources.bundle.name)) are missing or incomplete "
+            + "beside the storegate binary. The service's log says what is missing; the API is not affected.\n"
+        return Response(status: .serviceUnavailable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func redirect(_ location: String, cookies: [Cookie] = []) -> Response {
@@ -135,14 +186,24 @@ struct Console: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
+    /// A percent-decoded path parameter.
+    static func pathParameter(_ name: String, _ context: some ConsoleRequestContext) throws(ConsoleError) -> String {
+        guard let raw = context.parameters.get(name), let decoded = PathSegment.decoded(raw) else {
+            throw ConsoleError(
+                .invalidPathParameter, status: .badRequest, field: name, reason: "the path parameter '\(name)' is not valid percent-encoded text"
+            )
+        }
+        return decoded
+    }
+
     /// A posted form whose CSRF token is the session's (and which no other site sent).
-    func checkedForm(_ request: Request, _ context: StoreGateRequestContext) async throws(APIError) -> ConsoleForm? {
+    func checkedForm(_ request: Request, _ context: some ConsoleRequestContext) async throws(ConsoleError) -> ConsoleForm? {
         guard !ConsoleSecurity.isCrossSite(request), let session = context.consoleSession else { return nil }
         let form = try await ConsoleForm(request)
         return ConsoleSecurity.tokensMatch(form["csrf"], session.csrf) ? form : nil
     }
 
-    func forbiddenForm(_ context: StoreGateRequestContext) -> Response {
+    func forbiddenForm(_ context: some ConsoleRequestContext) -> Response {
         context.logger.notice("console: a form post without a valid CSRF token was refused")
         return errorPage(.forbidden, "Refused", "This form was not sent from this console session (CSRF check). Reload the page and try again.", context)
     }
@@ -164,12 +225,12 @@ struct Console: Sendable {
         return value
     }
 
-    @Sendable func signInPage(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func signInPage(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         if await security.session(request) != nil { return Self.redirect(Self.safeNext(request.uri.queryParameters.get("next"))) }
         return signInForm(request, context, message: nil, status: .ok)
     }
 
-    private func signInForm(_ request: Request, _ context: StoreGateRequestContext, message: String?, status: HTTPResponse.Status) -> Response {
+    private func signInForm(_ request: Request, _ context: some ConsoleRequestContext, message: String?, status: HTTPResponse.Status) -> Response {
         // Login CSRF: the form's token must come back with the cookie it was set in.
         let token = ConsoleSecurity.randomToken()
         let view = SignInPage(
@@ -178,26 +239,24 @@ struct Console: Sendable {
         return page("signin", view, status: status, cookies: [security.cookie(ConsoleSecurity.signInCookie, value: token, maxAge: 1800, for: request)])
     }
 
-    @Sendable func signIn(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func signIn(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let expected = request.cookies[ConsoleSecurity.signInCookie]?.value ?? ""
         let form = try await ConsoleForm(request, limit: 16 << 10)
         guard !ConsoleSecurity.isCrossSite(request), ConsoleSecurity.tokensMatch(form["csrf"], expected) else {
             context.logger.notice("console: a sign-in without its form token was refused")
             return signInForm(request, context, message: "The sign-in form expired or was not sent from this page. Try again.", status: .forbidden)
         }
-        guard let presented = form["key"], let key = security.keys.match(presented.trimmingCharacters(in: .whitespaces)),
-              key.permissions.contains(.console)
-        else {
+        guard let presented = form["key"], let keyName = model.consoleKeyName(presented: presented.trimmingCharacters(in: .whitespaces)) else {
             context.logger.notice("console: a sign-in with a key that is unknown or lacks the console permission was refused")
             return signInForm(request, context, message: "That is not an API key with the console permission.", status: .unauthorized)
         }
-        let cookie = try await security.signIn(key, request: request)
-        context.logger.info("console: signed in", metadata: ["api_key": "\(key.name)"])
+        let cookie = try await security.signIn(keyName: keyName, request: request)
+        context.logger.info("console: signed in", metadata: ["api_key": "\(keyName)"])
         let clearForm = security.cookie(ConsoleSecurity.signInCookie, value: "", maxAge: 0, for: request)
         return Self.redirect(Self.safeNext(form["next"]), cookies: [cookie, clearForm])
     }
 
-    @Sendable func signOut(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func signOut(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         guard try await checkedForm(request, context) != nil else { return forbiddenForm(context) }
         let cookie = await security.signOut(request)
         return Self.redirect("/console/signin", cookies: [cookie])
@@ -232,19 +291,18 @@ struct Console: Sendable {
         let nothing: Bool
     }
 
-    @Sendable func search(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func search(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !query.isEmpty else { return Self.redirect("/console") }
         guard query.utf8.count <= maximumSearchTermLength else {
             return errorPage(.badRequest, "Search", "A search term holds at most \(maximumSearchTermLength) bytes.", context)
         }
-        let ledger = endpoints.ledger
         var accountHit: SearchPage.AccountHit?
         var found: [RecordedTransaction] = []
         do throws(LedgerError) {
             if let account = try? AccountID(query) {
-                let latest = try await ledger.timeline(for: account, before: nil, limit: 1)
-                let entitlements = try await ledger.entitlements(for: account, at: endpoints.now())
+                let latest = try await model.timeline(for: account, before: nil, limit: 1)
+                let entitlements = try await model.entitlements(for: account, at: model.now())
                 let owned = ConsoleViews.owned(entitlements)
                 if !latest.isEmpty || !owned.isEmpty {
                     let entitled = owned.filter { $0.tone == "good" }.map(\.productId)
@@ -254,7 +312,7 @@ struct Console: Sendable {
                     )
                 }
             }
-            found = try await ledger.search(query, limit: 50)
+            found = try await model.search(query, limit: 50)
         } catch {
             return ledgerFailure(error, context)
         }
@@ -304,10 +362,10 @@ struct Console: Sendable {
         let newestLink: String?
     }
 
-    @Sendable func account(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func account(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let account: AccountID
         do {
-            account = try AccountID(try Endpoints.pathParameter("account", context))
+            account = try AccountID(try Self.pathParameter("account", context))
         } catch {
             return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
         }
@@ -318,20 +376,20 @@ struct Console: Sendable {
             }
             before = value
         }
-        let now = endpoints.now()
+        let now = model.now()
         let entitlements: Entitlements
         let grants: [EntitlementGrant]
         var events: [LedgerEvent]
         do throws(LedgerError) {
-            entitlements = try await endpoints.ledger.entitlements(for: account, at: now)
-            grants = try await endpoints.ledger.grants(for: account)
-            events = try await endpoints.ledger.timeline(for: account, before: before, limit: Self.timelinePage + 1)
+            entitlements = try await model.entitlements(for: account, at: now)
+            grants = try await model.grants(for: account)
+            events = try await model.timeline(for: account, before: before, limit: Self.timelinePage + 1)
         } catch {
             return ledgerFailure(error, context)
         }
-        let catalog = endpoints.catalog.current
+        let catalog = model.catalog()
         let resolved = EntitlementResolver.resolve(entitlements, catalog: catalog, grants: grants, at: now)
-        let canManage = endpoints.configuration.apiKeys.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.grantsManage)
+        let canManage = model.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.manageGrants)
         let hasOlder = events.count > Self.timelinePage
         events = Array(events.prefix(Self.timelinePage))
         let link = ConsoleViews.accountLink(account)
@@ -356,21 +414,21 @@ struct Console: Sendable {
 
     /// The grant form: grants an entitlement for the chosen duration, in the signed-in key's
     /// name (which needs `grants.manage`), then shows the account again.
-    @Sendable func grant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func grant(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
         guard let keyName = context.consoleSession?.keyName,
-              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+              model.permissions(ofKeyNamed: keyName).contains(.manageGrants)
         else {
             return errorPage(.forbidden, "Not allowed", "Granting needs an API key with the grants.manage permission.", context)
         }
         let account: AccountID
         do {
-            account = try AccountID(try Endpoints.pathParameter("account", context))
+            account = try AccountID(try Self.pathParameter("account", context))
         } catch {
             return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
         }
         let entitlement = form["entitlement"] ?? ""
-        guard endpoints.catalog.current.entitlements[entitlement] != nil else {
+        guard model.catalog().entitlements[entitlement] != nil else {
             return errorPage(.badRequest, "Unknown entitlement", "The catalog defines no entitlement with that name.", context)
         }
         guard let seconds = ISODuration.seconds(form["duration"] ?? "") else {
@@ -378,9 +436,9 @@ struct Console: Sendable {
         }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         do throws(LedgerError) {
-            let outcome = try await endpoints.ledger.grant(GrantRequest(
+            let outcome = try await model.grant(GrantRequest(
                 account: account, entitlement: entitlement, term: .duration(.seconds(seconds)), reason: reason, grantedBy: keyName,
-                idempotencyKey: form["idempotencyKey"] ?? UUID().uuidString.lowercased(), startsAt: endpoints.now()
+                idempotencyKey: form["idempotencyKey"] ?? UUID().uuidString.lowercased(), startsAt: model.now()
             ))
             context.logger.info("console: entitlement granted", metadata: ["account": "\(account.rawValue)", "grant.id": "\(outcome.grant.id)"])
         } catch where error.code == .invalidArgument {
@@ -392,24 +450,24 @@ struct Console: Sendable {
     }
 
     /// The revoke button of an active grant.
-    @Sendable func revokeGrant(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func revokeGrant(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
         guard let keyName = context.consoleSession?.keyName,
-              endpoints.configuration.apiKeys.permissions(ofKeyNamed: keyName).contains(.grantsManage)
+              model.permissions(ofKeyNamed: keyName).contains(.manageGrants)
         else {
             return errorPage(.forbidden, "Not allowed", "Revoking needs an API key with the grants.manage permission.", context)
         }
         let account: AccountID
         let id: String
         do {
-            account = try AccountID(try Endpoints.pathParameter("account", context))
-            id = try Endpoints.pathParameter("grant", context)
+            account = try AccountID(try Self.pathParameter("account", context))
+            id = try Self.pathParameter("grant", context)
         } catch {
             return errorPage(.badRequest, "Not a grant", "The path names an account and a grant.", context)
         }
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         do throws(LedgerError) {
-            try await endpoints.ledger.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: endpoints.now())
+            _ = try await model.revokeGrant(id, of: account, by: keyName, reason: reason.isEmpty ? "revoked in the console" : reason, at: model.now())
         } catch where error.code == .grantNotFound {
             return errorPage(.notFound, "No such grant", "This account has no grant with that id.", context)
         } catch where error.code == .invalidArgument {
@@ -436,27 +494,26 @@ struct Console: Sendable {
         let inspection: ConsoleViews.Inspection?
     }
 
-    @Sendable func transaction(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func transaction(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let environment: AppStoreEnvironment
         let transactionId: String
         do {
-            environment = AppStoreEnvironment(rawValue: try Endpoints.pathParameter("environment", context))
-            transactionId = try Endpoints.pathParameter("transaction", context)
+            environment = AppStoreEnvironment(rawValue: try Self.pathParameter("environment", context))
+            transactionId = try Self.pathParameter("transaction", context)
         } catch {
             return errorPage(.badRequest, "Not a transaction", "The path names an environment and a transaction id.", context)
         }
-        let ledger = endpoints.ledger
         let recorded: RecordedTransaction
         var stored: [UInt8]?
         var openFailure: LedgerError?
         do throws(LedgerError) {
-            guard let found = try await ledger.transaction(transactionId, in: environment) else {
+            guard let found = try await model.transaction(transactionId, in: environment) else {
                 return errorPage(.notFound, "Unknown transaction", "No transaction \(transactionId) is recorded in \(environment.rawValue).", context)
             }
             recorded = found
             if let digest = found.proofDigest {
                 do throws(LedgerError) {
-                    stored = try await ledger.storedProof(digest)
+                    stored = try await model.storedProof(digest)
                 } catch {
                     openFailure = error
                 }
@@ -479,7 +536,7 @@ struct Console: Sendable {
             return (recordedFrom + "The stored proof could not be opened (\(openFailure.code)): \(openFailure.reason).", nil)
         }
         guard let stored else {
-            return (recordedFrom + (endpoints.ledger.isEncryptionConfigured
+            return (recordedFrom + (model.settings.isEncryptionConfigured
                 ? "The raw proof is not stored (recorded while no encryption key was configured)."
                 : "The raw proof is not stored: the ledger keeps raw proofs only when an encryption key is configured (STOREGATE_LEDGER_KEYS)."), nil)
         }
@@ -489,11 +546,11 @@ struct Console: Sendable {
         case .signedTransaction, .signedRenewalInfo, .appTransaction, .notification: text = String(decoding: stored, as: UTF8.self)
         default: return (recordedFrom + "It is stored but is not a proof the inspector verifies.", nil)
         }
-        let inspection = ConsoleViews.inspection(await endpoints.verification.inspect(text))
+        let inspection = ConsoleViews.inspection(await model.inspect(text))
         return (recordedFrom + "Re-verified now, with today's settings:", inspection)
     }
 
-    private func transactionPage(_ transaction: RecordedTransaction, proof: ConsoleViews.Inspection?, note: String, _ context: StoreGateRequestContext) -> Response {
+    private func transactionPage(_ transaction: RecordedTransaction, proof: ConsoleViews.Inspection?, note: String, _ context: some ConsoleRequestContext) -> Response {
         typealias Field = TransactionPage.Field
         var fields: [Field] = [
             Field(name: "Account", value: transaction.account?.rawValue ?? "unclaimed", link: transaction.account.map(ConsoleViews.accountLink)),
@@ -526,14 +583,14 @@ struct Console: Sendable {
         let inspection: ConsoleViews.Inspection?
     }
 
-    @Sendable func inspectPage(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func inspectPage(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         page("inspect", InspectPage(layout: layout("Inspector", context, section: .inspect), inspection: nil))
     }
 
-    @Sendable func inspect(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func inspect(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
         let proof = form["proof"] ?? ""
-        let result = await endpoints.verification.inspect(proof)
+        let result = await model.inspect(proof)
         let view = ConsoleViews.inspection(result)
         // What was inspected is never logged, only its verdict.
         context.logger.info("console: inspected a proof", metadata: ["kind": "\(view.kind)", "verdict": "\(view.verdict)"])
@@ -613,12 +670,11 @@ struct Console: Sendable {
         let consumptionFailed: Bool
     }
 
-    @Sendable func system(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        let configuration = endpoints.configuration
-        let ledger = endpoints.ledger
-        let readiness = await endpoints.readiness(logger: context.logger)
+    @Sendable func system(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
+        let settings = model.settings
+        let readiness = await model.readiness(logger: context.logger)
         let database = readiness.databaseError.map { "failing (\($0.code))" } ?? "answers and takes writes"
-        let store = endpoints.verification.chainVerifier.trustStore
+        let store = model.trustStore
         let loaded = Set(store.appleRoots.map(\.fingerprint))
         let pinned = [(TrustStore.appleRootCA, "Apple Root CA"), (TrustStore.appleRootCAG3, "Apple Root CA - G3")].filter { !loaded.contains($0.0) }.map {
             SystemPage.Anchor(kind: "Apple root (pinned by fingerprint)", subject: $0.1, fingerprint: $0.0.description)
@@ -636,10 +692,10 @@ struct Console: Sendable {
         var states: [String: WebhookEndpointState] = [:]
         var stored: [StoredWebhookEndpoint] = []
         do throws(LedgerError) {
-            stored = try await ledger.webhookEndpoints()
+            stored = try await model.webhookEndpoints()
             if !stored.isEmpty {
-                counts = try await ledger.deliveryCounts()
-                states = try await WebhookEndpointState.all(in: ledger)
+                counts = try await model.deliveryCounts()
+                states = try await model.webhookEndpointStates()
             }
         } catch {
             failed("webhook endpoints", error)
@@ -656,7 +712,7 @@ struct Console: Sendable {
             if endpoint.isPaused { state = "paused, " + state }
             let action = "/console/system/webhooks/" + ConsoleViews.segment(endpoint.name)
             return SystemPage.Webhook(
-                name: endpoint.name, url: ConsoleViews.abbreviated(WebhookEndpointReply.redacted(endpoint.url), keep: 24), pending: count[.pending] ?? 0,
+                name: endpoint.name, url: ConsoleViews.abbreviated(endpoint.redactedURL, keep: 24), pending: count[.pending] ?? 0,
                 delivered: count[.delivered] ?? 0, failed: count[.failed] ?? 0, hasFailed: (count[.failed] ?? 0) > 0,
                 state: state, isDisabled: (states[endpoint.name]?.isDisabled ?? false) || endpoint.isPaused, secrets: endpoint.secrets.count,
                 pauseAction: canManageWebhooks ? action + "/pause" : nil, pauseLabel: endpoint.isPaused ? "Resume" : "Pause",
@@ -666,7 +722,7 @@ struct Console: Sendable {
         let syncs: [SystemPage.Sync]
         var statuses: [NotificationSyncStatus] = []
         do throws(LedgerError) {
-            statuses = try await AppStoreSyncService.statuses(of: ledger, at: endpoints.now())
+            statuses = try await model.syncStatuses(at: model.now())
         } catch {
             failed("App Store sync", error)
         }
@@ -680,11 +736,11 @@ struct Console: Sendable {
         }
         var requests = ConsumptionResponder.Summary()
         do throws(LedgerError) {
-            requests = try await ConsumptionResponder.summary(of: ledger)
+            requests = try await model.consumptionSummary()
         } catch {
             failed("consumption requests", error)
         }
-        let answered = endpoints.appStore?.consumption != nil
+        let answered = settings.answersConsumption
         let consumption = (answered ? "Refund-time consumption requests are answered from the ledger" : "Consumption requests are not answered (STOREGATE_CONSUMPTION is off)")
             + ": \(requests[.sent]) sent, \(requests[.pending]) pending, \(requests[.expired]) expired, \(requests[.failed]) failed"
             + (requests.lastError.map { " — last error: \($0)" } ?? "")
@@ -692,9 +748,8 @@ struct Console: Sendable {
                 ? "; \(requests.adjusted) answer(s) changed to meet Apple's rules — latest, transaction \(requests.lastAdjustmentTransactionId ?? "?"): \(requests.lastAdjustment ?? "")"
                 : "")
             + "."
-        let syncState = configuration.isSyncConfigured
-            ? "Recovering missed notifications from Apple's history every \(configuration.syncSettings.interval.components.seconds) s."
-            : "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
+        let syncState = settings.syncInterval.map { "Recovering missed notifications from Apple's history every \($0.components.seconds) s." }
+            ?? "Off: set the App Store Server API credentials (STOREGATE_APPSTORE_*) to recover missed notifications."
         let ready = readiness.isReady
         let workers = readiness.workers.map { worker in
             SystemPage.Worker(
@@ -706,45 +761,14 @@ struct Console: Sendable {
         }
         return page("system", SystemPage(
             layout: layout("System", context, section: .system), readiness: ready ? "ready" : "not ready", readyTone: ready ? "good" : "bad",
-            backend: ledger.backend, database: database,
-            apps: configuration.apps.isEmpty ? "none" : configuration.apps.map(\.bundleId).joined(separator: ", "),
-            environments: configuration.environments.map(\.rawValue).sorted().joined(separator: ", "),
+            backend: settings.backend, database: database,
+            apps: settings.bundleIds.isEmpty ? "none" : settings.bundleIds.joined(separator: ", "),
+            environments: settings.environments.map(\.rawValue).sorted().joined(separator: ", "),
             workers: workers, hasWorkers: !workers.isEmpty,
-            warnings: configuration.startupWarnings + ledger.startupWarnings, failures: failures, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
+            warnings: settings.startupWarnings, failures: failures, anchors: anchors, webhooks: webhooks, hasWebhooks: !webhooks.isEmpty,
             canManageWebhooks: canManageWebhooks,
             syncState: syncState, syncs: syncs, hasSyncs: !syncs.isEmpty, consumption: consumption,
             consumptionFailed: requests[.failed] + requests[.expired] > 0
         ))
-    }
-}
-
-/// Lets a signed-in console user through; sends anyone else to the sign-in page (a `GET`) or
-/// refuses them (anything else).
-struct ConsoleAuthMiddleware: RouterMiddleware {
-    typealias Context = StoreGateRequestContext
-    let security: ConsoleSecurity
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let session = await security.session(request) else {
-            if request.method == .get || request.method == .head {
-                let target = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
-                let query = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-._~"))) ?? "/console"
-                return Console.redirect("/console/signin?next=\(query)")
-            }
-            var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
-            ConsoleSecurity.pageHeaders(&headers)
-            return Response(status: .forbidden, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "Sign in to the console first.\n")))
-        }
-        var context = context
-        context.consoleSession = session
-        context.logger[metadataKey: "api_key"] = .string(session.keyName)
-        // The page's own time on the server (reads, verification, rendering), for people and
-        // for `storegate-dev bench console`.
-        let start = ContinuousClock.now
-        var response = try await next(request, context)
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        response.headers[ConsoleSecurity.serverTiming] = "app;dur=\(String(format: "%.2f", milliseconds))"
-        return response
     }
 }

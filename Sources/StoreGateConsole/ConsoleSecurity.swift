@@ -5,14 +5,6 @@ import HummingbirdAuth
 import NIOCore
 import StoreGateCore
 
-/// A signed-in console user: the name of the API key they signed in with (never the key) and
-/// the session's CSRF token, which every form posts back.
-struct ConsoleSession: Codable, Sendable {
-    var keyName: String
-    var csrf: String
-    var signedInAt: Date
-}
-
 /// The console's sessions and the checks every console request passes.
 ///
 /// - Sign-in takes an API key with the `console` permission; the session lives in the
@@ -23,27 +15,33 @@ struct ConsoleSession: Codable, Sendable {
 /// - Every form carries the session's CSRF token (the sign-in form a cookie-bound one), compared
 ///   in constant time; a post whose `Origin` or `Sec-Fetch-Site` says another site is refused
 ///   before that.
-/// - Every page is sent with a strict Content-Security-Policy (no inline script or style, no
-///   framing, forms to the console only), `no-store` and `nosniff`.
+/// - Every console response is sent with a strict Content-Security-Policy (no inline script or
+///   style, no framing, forms to the console only) and `nosniff`, by Hummingbird's
+///   `ContentSecurityMiddleware` (``Console/securityHeaders(for:)``); every page also with
+///   `no-store` (``pageHeaders(_:)``).
 struct ConsoleSecurity: Sendable {
     static let sessionCookie = "storegate_console"
     static let signInCookie = "storegate_console_signin"
     static let path = "/console"
-    static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; "
-        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none';
+    /// form-action 'self'; frame-ancestors 'none'; base-uri 'none'` (Hummingbird's
+    /// `ContentSecurityMiddleware` sends it with `nosniff`, ``Console/securityHeaders(for:)``).
+    static let contentSecurityPolicy: ContentSecurityPolicy = [
+        .defaultSrc(.none), .scriptSrc(.self), .styleSrc(.self), .imgSrc(.self), .connectSrc(.none),
+        .formAction(.self), .frameAncestors(.none), .baseURI(.none),
+    ]
 
     let storage: SessionStorage<ConsoleSession>
-    let keys: APIKeyStore
+    let model: any ConsoleReadModel
     let lifetime: Duration
     let alwaysSecure: Bool
 
-    init(persist: any PersistDriver, keys: APIKeyStore, lifetime: Duration, alwaysSecure: Bool) {
+    init(persist: any PersistDriver, model: any ConsoleReadModel, lifetime: Duration, alwaysSecure: Bool) {
         self.storage = SessionStorage(persist, configuration: .init(
             sessionCookieParameters: .init(name: Self.sessionCookie, path: Self.path, secure: alwaysSecure, sameSite: .strict),
             keyPrefix: "console."
         ))
-        self.keys = keys
+        self.model = model
         self.lifetime = lifetime
         self.alwaysSecure = alwaysSecure
     }
@@ -72,13 +70,13 @@ struct ConsoleSecurity: Sendable {
     /// has the console permission.
     func session(_ request: Request) async -> ConsoleSession? {
         guard let session = try? await storage.load(request: request) else { return nil }
-        guard keys.keys.contains(where: { $0.name == session.keyName && $0.permissions.contains(.console) }) else { return nil }
+        guard model.permissions(ofKeyNamed: session.keyName).contains(.signIn) else { return nil }
         return session
     }
 
-    /// Starts a session for `key`: the cookie to set.
-    func signIn(_ key: APIKeyStore.Key, request: Request) async throws -> Cookie {
-        let session = ConsoleSession(keyName: key.name, csrf: Self.randomToken(), signedInAt: Date())
+    /// Starts a session for the key named `keyName`: the cookie to set.
+    func signIn(keyName: String, request: Request) async throws -> Cookie {
+        let session = ConsoleSession(keyName: keyName, csrf: Self.randomToken(), signedInAt: Date())
         let stored = try await storage.save(session: session, expiresIn: lifetime)
         return cookie(Self.sessionCookie, value: stored.value, maxAge: Int(lifetime.components.seconds), for: request)
     }
@@ -114,10 +112,9 @@ struct ConsoleSecurity: Sendable {
         return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
-    /// The headers every console page carries.
+    /// The headers every console page carries besides ``contentSecurityPolicy`` and `nosniff`
+    /// (which ``Console/securityHeaders(for:)`` adds to every console response).
     static func pageHeaders(_ headers: inout HTTPFields) {
-        headers[.contentSecurityPolicy] = contentSecurityPolicy
-        headers[.xContentTypeOptions] = "nosniff"
         headers[.cacheControl] = "no-store"
         // `same-origin`, not `no-referrer`: under `no-referrer` browsers send `Origin: null` with
         // the console's own form posts; other sites still get no referrer.
@@ -133,12 +130,12 @@ struct ConsoleForm: Sendable {
 
     static let limit = 1 << 20
 
-    init(_ request: Request, limit: Int = ConsoleForm.limit) async throws(APIError) {
+    init(_ request: Request, limit: Int = ConsoleForm.limit) async throws(ConsoleError) {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
         } catch {
-            throw APIError(.contentTooLarge, .bodyTooLarge, "a console form holds at most \(limit) bytes")
+            throw ConsoleError(.formTooLarge, status: .contentTooLarge, reason: "a console form holds at most \(limit) bytes")
         }
         self.init(String(buffer: buffer))
     }

@@ -55,10 +55,10 @@ extension Console {
         }
     }
 
-    @Sendable func analyticsPoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func analyticsPoint(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let name: String
         do {
-            name = try Endpoints.pathParameter("metric", context)
+            name = try Self.pathParameter("metric", context)
         } catch {
             return errorPage(.badRequest, "Not a valid request", "The metric in the address is not valid percent-encoded text.", context)
         }
@@ -86,7 +86,7 @@ extension Console {
             if groupBy == nil, group != nil {
                 throw LedgerError(.invalidArgument, reason: "'group' needs 'groupBy': what the series is grouped by")
             }
-            drillDown = try await endpoints.ledger.analyticsDrillDown(point, limit: Self.drillDownLimit)
+            drillDown = try await model.analyticsDrillDown(point, limit: Self.drillDownLimit)
         } catch {
             return ledgerFailure(error, context)
         }

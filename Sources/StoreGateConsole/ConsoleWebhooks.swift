@@ -18,11 +18,11 @@ extension Console {
     }
 
     /// Whether the signed-in key may manage webhook endpoints.
-    func mayManageWebhooks(_ context: StoreGateRequestContext) -> Bool {
-        endpoints.configuration.apiKeys.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.webhooksManage)
+    func mayManageWebhooks(_ context: some ConsoleRequestContext) -> Bool {
+        model.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.manageWebhooks)
     }
 
-    private func webhookForm(_ request: Request, _ context: StoreGateRequestContext) async throws -> (ConsoleForm?, Response?) {
+    private func webhookForm(_ request: Request, _ context: some ConsoleRequestContext) async throws -> (ConsoleForm?, Response?) {
         guard let form = try await checkedForm(request, context) else { return (nil, forbiddenForm(context)) }
         guard mayManageWebhooks(context) else {
             return (nil, errorPage(.forbidden, "Not allowed", "Managing webhook endpoints needs an API key with the webhooks.manage permission.", context))
@@ -30,20 +30,20 @@ extension Console {
         return (form, nil)
     }
 
-    private func secretPage(_ heading: String, _ message: String, secret: String, _ context: StoreGateRequestContext) -> Response {
+    private func secretPage(_ heading: String, _ message: String, secret: String, _ context: some ConsoleRequestContext) -> Response {
         page("secret", SecretPage(layout: layout(heading, context, section: .system), heading: heading, message: message, secret: secret))
     }
 
     /// `POST /console/system/webhooks`: adds an endpoint (name, URL, optional event types) with
     /// a generated secret, shown once.
-    @Sendable func addWebhookEndpoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func addWebhookEndpoint(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let (checked, refusal) = try await webhookForm(request, context)
         guard let form = checked else { return refusal ?? forbiddenForm(context) }
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
         let url = (form["url"] ?? "").trimmingCharacters(in: .whitespaces)
         let typeList = (form["types"] ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         let secret = WebhookSecret.generate()
-        let at = endpoints.now()
+        let at = model.now()
         let endpoint = StoredWebhookEndpoint(
             name: name, url: url, secrets: [secret], types: typeList.isEmpty ? nil : typeList, source: .api, createdAt: at, updatedAt: at
         )
@@ -52,13 +52,13 @@ extension Console {
         } catch {
             return errorPage(.badRequest, "Not added", error.description, context)
         }
-        do throws(APIError) {
-            try await endpoints.checkWebhookURL(url)
+        do throws(ConsoleError) {
+            try await model.checkWebhookURL(url)
         } catch {
-            return errorPage(error.status, "Not added", "\(error.code): \(error.message)", context)
+            return errorPage(error.status, "Not added", error.reason, context)
         }
         do throws(LedgerError) {
-            guard try await endpoints.ledger.createWebhookEndpoint(endpoint) else {
+            guard try await model.createWebhookEndpoint(endpoint) else {
                 return errorPage(.conflict, "Not added", "A webhook endpoint is named '\(name)'.", context)
             }
         } catch where error.code == .invalidArgument {
@@ -74,7 +74,7 @@ extension Console {
     }
 
     /// `POST /console/system/webhooks/{endpoint}/pause`: pauses (`paused=1`) or resumes (`paused=0`) it.
-    @Sendable func pauseWebhookEndpoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func pauseWebhookEndpoint(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let (checked, refusal) = try await webhookForm(request, context)
         guard let form = checked else { return refusal ?? forbiddenForm(context) }
         let paused = form["paused"] == "1"
@@ -83,7 +83,7 @@ extension Console {
 
     /// `POST /console/system/webhooks/{endpoint}/rotate`: adds a generated secret beside the
     /// old ones (shown once); old secrets are retired through the API (`retireOldSecrets`).
-    @Sendable func rotateWebhookEndpoint(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func rotateWebhookEndpoint(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         let (checked, refusal) = try await webhookForm(request, context)
         guard checked != nil else { return refusal ?? forbiddenForm(context) }
         let secret = WebhookSecret.generate()
@@ -99,20 +99,26 @@ extension Console {
     }
 
     private func changeWebhookEndpoint(
-        _ context: StoreGateRequestContext, _ change: (inout StoredWebhookEndpoint) -> Void, done: (String) -> Response
+        _ context: some ConsoleRequestContext, _ change: (inout StoredWebhookEndpoint) -> Void, done: (String) -> Response
     ) async throws -> Response {
-        let name = try Endpoints.pathParameter("endpoint", context)
-        guard var endpoint = try await endpoints.storedEndpoint(name, context: context) else {
+        let name = try Self.pathParameter("endpoint", context)
+        let stored: StoredWebhookEndpoint?
+        do throws(LedgerError) {
+            stored = try await model.webhookEndpoints().first { $0.name == name }
+        } catch {
+            throw ConsoleError(.ledgerFailed, status: .serviceUnavailable, reason: error.reason, ledgerError: error)
+        }
+        guard var endpoint = stored else {
             return errorPage(.notFound, "No such endpoint", "No webhook endpoint is named '\(name)'.", context)
         }
         let revision = endpoint.revision
         change(&endpoint)
-        endpoint.updatedAt = endpoints.now()
+        endpoint.updatedAt = model.now()
         guard endpoint.secrets.count <= StoredWebhookEndpoint.maximumSecrets else {
             return errorPage(.badRequest, "Not changed", "An endpoint keeps at most \(StoredWebhookEndpoint.maximumSecrets) secrets: retire the old ones first.", context)
         }
         do throws(LedgerError) {
-            guard try await endpoints.ledger.updateWebhookEndpoint(endpoint, expectedRevision: revision) else {
+            guard try await model.updateWebhookEndpoint(endpoint, expectedRevision: revision) else {
                 return errorPage(.conflict, "Not changed", "The endpoint changed meanwhile: reload the page and try again.", context)
             }
         } catch {

@@ -72,7 +72,7 @@ extension Console {
 
     /// The environments the form offers: the accepted ones, production first.
     func chartEnvironments() -> [AppStoreEnvironment] {
-        endpoints.configuration.environments.sorted { ($0 == .production ? 0 : 1, $0.rawValue) < ($1 == .production ? 0 : 1, $1.rawValue) }
+        model.settings.environments.sorted { ($0 == .production ? 0 : 1, $0.rawValue) < ($1 == .production ? 0 : 1, $1.rawValue) }
     }
 
     func environmentParameter(_ request: Request) throws(ConsoleParameterError) -> AppStoreEnvironment {
@@ -166,8 +166,8 @@ extension Console {
         let reportingNote: String?
     }
 
-    @Sendable func overview(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
-        let now = endpoints.now()
+    @Sendable func overview(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
+        let now = model.now()
         let today = AnalyticsDay(now)
         let settings: ChartSettings
         do throws(ConsoleParameterError) {
@@ -183,10 +183,10 @@ extension Console {
                     metric: metric, from: settings.from, to: settings.to, interval: settings.interval, groupBy: settings.groupBy,
                     environment: settings.environment
                 )
-                let series = try await endpoints.ledger.series(query, today: today, commission: endpoints.configuration.commission)
+                let series = try await model.series(query, today: today)
                 metricCharts += Self.charts(series, settings: settings, today: today)
             }
-            activity = try await endpoints.ledger.activity(days: Self.overviewDays, endingAt: now)
+            activity = try await model.activity(days: Self.overviewDays, endingAt: now)
         } catch {
             return ledgerFailure(error, context)
         }

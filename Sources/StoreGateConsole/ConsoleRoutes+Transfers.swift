@@ -12,19 +12,19 @@ extension Console {
     static let transferEnvironments = ["Production", "Sandbox"]
 
     /// Whether the signed-in key may move purchases.
-    func canTransfer(_ context: StoreGateRequestContext) -> Bool {
-        endpoints.configuration.apiKeys.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.transfersManage)
+    func canTransfer(_ context: some ConsoleRequestContext) -> Bool {
+        model.permissions(ofKeyNamed: context.consoleSession?.keyName ?? "").contains(.manageTransfers)
     }
 
     /// Moves the family the form names to the page's account, then shows the account again.
-    @Sendable func transfer(_ request: Request, context: StoreGateRequestContext) async throws -> Response {
+    @Sendable func transfer(_ request: Request, context: some ConsoleRequestContext) async throws -> Response {
         guard let form = try await checkedForm(request, context) else { return forbiddenForm(context) }
         guard let keyName = context.consoleSession?.keyName, canTransfer(context) else {
             return errorPage(.forbidden, "Not allowed", "Moving a purchase needs an API key with the transfers.manage permission.", context)
         }
         let account: AccountID
         do {
-            account = try AccountID(try Endpoints.pathParameter("account", context))
+            account = try AccountID(try Self.pathParameter("account", context))
         } catch {
             return errorPage(.badRequest, "Not an account id", "Account ids are 1 to 256 printable characters.", context)
         }
@@ -34,9 +34,9 @@ extension Console {
         let original = (form["originalTransactionId"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         do throws(LedgerError) {
-            let outcome = try await endpoints.ledger.transfer(TransferRequest(
+            let outcome = try await model.transfer(TransferRequest(
                 environment: environment, originalTransactionId: original, account: account, reason: reason, transferredBy: keyName,
-                date: endpoints.now()
+                date: model.now()
             ))
             context.logger.info("console: purchase transferred", metadata: [
                 "account": "\(account.rawValue)", "from": "\(outcome.from.rawValue)", "original_transaction_id": "\(outcome.originalTransactionId)",

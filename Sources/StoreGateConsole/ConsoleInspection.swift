@@ -61,7 +61,7 @@ extension ConsoleViews {
         }
     }
 
-    static func inspection(_ result: ProofVerification.Inspection) -> Inspection {
+    static func inspection(_ result: ProofInspection) -> Inspection {
         switch result {
         case .receipt(let report):
             let summary: String
