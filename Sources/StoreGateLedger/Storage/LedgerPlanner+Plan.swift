@@ -94,7 +94,7 @@ extension LedgerPlanner {
 extension LedgerPlanner {
     /// The rollup changes of a plan: for each family whose transactions or renewal info it
     /// writes, the family's contribution after the plan less its contribution before
-    /// (``FamilyRollup``).
+    /// (``FamilyRollup``), computed from what changed (``FamilyRollup/change(from:renewal:to:renewal:)``).
     ///
     /// - Parameters:
     ///   - state: The rows loaded before planning (every transaction of each touched family).
@@ -119,10 +119,7 @@ extension LedgerPlanner {
             for renewal in plan.renewals where renewal.key == key {
                 if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
             }
-            deltas += FamilyRollup.delta(
-                from: FamilyRollup.contributions(before[key] ?? [], renewal: oldRenewal),
-                to: FamilyRollup.contributions(after[key] ?? [], renewal: newRenewal)
-            )
+            deltas += FamilyRollup.change(from: before[key] ?? [], renewal: oldRenewal, to: after[key] ?? [], renewal: newRenewal)
         }
         return Rollup.merged(deltas)
     }
