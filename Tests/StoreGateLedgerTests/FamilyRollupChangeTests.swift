@@ -17,13 +17,9 @@ extension LedgerTests {
         static let t0 = Date(timeIntervalSince1970: 1_767_268_800)
         static let family = FamilyKey(environment: .production, originalTransactionId: "f")
 
-        static let variants: [MoneyFacts?] = [
-            nil,
-            MoneyFacts(price: 0, currency: "USD", storefront: "USA", offerType: 1, offerDiscountType: "FREE_TRIAL", transactionReason: "PURCHASE"),
-            MoneyFacts(price: 1990, currency: "EUR", storefront: "DEU", offerType: 1, offerDiscountType: "PAY_AS_YOU_GO", transactionReason: "PURCHASE"),
-            MoneyFacts(price: 9990, currency: "USD", storefront: "USA", transactionReason: "RENEWAL"),
-            MoneyFacts(price: 10_990, currency: "EUR", storefront: "DEU", transactionReason: "PURCHASE"),
-            MoneyFacts(price: 4990, currency: "JPY", storefront: "JPN", offerType: 2, offerIdentifier: "winter", transactionReason: "RENEWAL"),
+        /// The analytics story's money facts, and two more: a storefront without a price, a
+        /// price without a reason.
+        static let variants: [MoneyFacts?] = AnalyticsProperties.variants + [
             MoneyFacts(price: nil, currency: nil, storefront: "USA"),
             MoneyFacts(price: 9990, currency: "USD", storefront: "USA"),
         ]

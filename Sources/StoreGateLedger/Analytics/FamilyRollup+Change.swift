@@ -27,25 +27,32 @@ extension FamilyRollup {
         from before: [RecordedTransaction], renewal oldRenewal: RenewalRow?,
         to after: [RecordedTransaction], renewal newRenewal: RenewalRow?
     ) -> [Rollup] {
-        var change: [RollupKey: RollupValue] = [:]
+        // The figures as emitted, summed by key at the end: most writes emit one (a new
+        // purchase's revenue), which needs no summing.
+        var emitted: [Rollup] = []
         func subtract(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
-            change[key, default: RollupValue(count: 0)].add(value, sign: -1)
+            emitted.append(Rollup(key: key, value: RollupValue(count: 0 &- value.count, amount: 0 &- value.amount)))
         }
         func add(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
-            change[key, default: RollupValue(count: 0)].add(value)
+            emitted.append(Rollup(key: key, value: value))
         }
 
-        var previous: [String: RecordedTransaction] = [:]
-        previous.reserveCapacity(before.count)
-        for transaction in before { previous[transaction.transactionId] = transaction }
-        for transaction in after {
-            if let old = previous.removeValue(forKey: transaction.transactionId) {
-                guard !sameRollupFacts(old, transaction) else { continue }
-                walkTransaction(old, emit: subtract)
+        if before.isEmpty {
+            // A new family (the common write: a new purchase).
+            for transaction in after { walkTransaction(transaction, emit: add) }
+        } else {
+            var previous: [String: RecordedTransaction] = [:]
+            previous.reserveCapacity(before.count)
+            for transaction in before { previous[transaction.transactionId] = transaction }
+            for transaction in after {
+                if let old = previous.removeValue(forKey: transaction.transactionId) {
+                    guard !sameRollupFacts(old, transaction) else { continue }
+                    walkTransaction(old, emit: subtract)
+                }
+                walkTransaction(transaction, emit: add)
             }
-            walkTransaction(transaction, emit: add)
+            for old in previous.values { walkTransaction(old, emit: subtract) }
         }
-        for old in previous.values { walkTransaction(old, emit: subtract) }
 
         let oldPeriods = before.filter(isPeriod).sorted(by: inPurchaseOrder)
         let newPeriods = after.filter(isPeriod).sorted(by: inPurchaseOrder)
@@ -60,7 +67,8 @@ extension FamilyRollup {
             walkPeriods(oldPeriods, renewal: oldRenewal, from: first, emit: subtract)
             walkPeriods(newPeriods, renewal: newRenewal, from: first, emit: add)
         }
-        return change.filter { !$0.value.isZero }.map { Rollup(key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }
+        if emitted.count == 1, let only = emitted.first { return only.value.isZero ? [] : [only] }
+        return Rollup.merged(emitted)
     }
 
     /// Whether two versions of a transaction agree on every fact ``FamilyRollup`` reads: its
@@ -78,7 +86,7 @@ extension FamilyRollup {
     package static func sameRollupFacts(_ first: RenewalRow?, _ second: RenewalRow?) -> Bool {
         switch (first, second) {
         case (nil, nil): true
-        case let (first?, second?):
+        case (let first?, let second?):
             first.isInBillingRetryPeriod == second.isInBillingRetryPeriod && first.expirationIntent == second.expirationIntent
                 && first.willAutoRenew == second.willAutoRenew
         default: false
