@@ -63,31 +63,62 @@ package enum FamilyRollup {
         _ transactions: [RecordedTransaction], renewal: RenewalRow?,
         emit: (RecordedTransaction, RollupKey, RollupValue) -> Void
     ) {
-        func add(_ measure: RollupMeasure, _ transaction: RecordedTransaction, at date: Date, count: Int64 = 1, amount: Int64 = 0) {
-            let key = RollupKey(
-                day: day(date), measure: measure, environment: transaction.environment, productId: transaction.productId,
-                subscriptionGroup: transaction.subscriptionGroup, storefront: transaction.money?.storefront ?? "",
-                currency: transaction.money?.currency ?? "", offer: RollupKey.offer(of: transaction.money)
-            )
-            emit(transaction, key, RollupValue(count: count, amount: amount))
-        }
-        let ordered = transactions.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-        for transaction in ordered {
-            let total = transaction.money?.price.map { $0.multipliedReportingOverflow(by: Int64(transaction.quantity)).partialValue }
-            if let total {
-                if total > 0 { add(.revenue, transaction, at: transaction.purchaseDate, amount: total) }
-            } else {
-                add(.unpriced, transaction, at: transaction.purchaseDate)
-            }
-            if let revoked = transaction.revocationDate, !transaction.isUpgraded {
-                add(.refunds, transaction, at: revoked, amount: total ?? 0)
-            }
-        }
+        let ordered = transactions.sorted(by: inPurchaseOrder)
+        for transaction in ordered { walkTransaction(transaction, emit: emit) }
+        walkPeriods(ordered.filter(isPeriod), renewal: renewal, from: 0, emit: emit)
+    }
 
-        let periods = ordered.filter { $0.productType == .autoRenewable && $0.expiresDate != nil }
+    /// Purchase order: by purchase date, then transaction id.
+    static func inPurchaseOrder(_ first: RecordedTransaction, _ second: RecordedTransaction) -> Bool {
+        (first.purchaseDate, first.transactionId) < (second.purchaseDate, second.transactionId)
+    }
+
+    /// Whether `transaction` is a subscription period (auto-renewable, with an expiry).
+    static func isPeriod(_ transaction: RecordedTransaction) -> Bool {
+        transaction.productType == .autoRenewable && transaction.expiresDate != nil
+    }
+
+    /// The key of a figure counted for `transaction` on the day of `date`.
+    private static func key(_ measure: RollupMeasure, _ transaction: RecordedTransaction, at date: Date) -> RollupKey {
+        RollupKey(
+            day: day(date), measure: measure, environment: transaction.environment, productId: transaction.productId,
+            subscriptionGroup: transaction.subscriptionGroup, storefront: transaction.money?.storefront ?? "",
+            currency: transaction.money?.currency ?? "", offer: RollupKey.offer(of: transaction.money)
+        )
+    }
+
+    /// The figures of one transaction that depend on it alone: revenue (or unpriced) and refunds.
+    static func walkTransaction(_ transaction: RecordedTransaction, emit: (RecordedTransaction, RollupKey, RollupValue) -> Void) {
+        let total = transaction.money?.price.map { $0.multipliedReportingOverflow(by: Int64(transaction.quantity)).partialValue }
+        if let total {
+            if total > 0 { emit(transaction, key(.revenue, transaction, at: transaction.purchaseDate), RollupValue(count: 1, amount: total)) }
+        } else {
+            emit(transaction, key(.unpriced, transaction, at: transaction.purchaseDate), RollupValue(count: 1))
+        }
+        if let revoked = transaction.revocationDate, !transaction.isUpgraded {
+            emit(transaction, key(.refunds, transaction, at: revoked), RollupValue(count: 1, amount: total ?? 0))
+        }
+    }
+
+    /// The figures of a family's subscription periods (``isPeriod(_:)``, in purchase order),
+    /// walked in full, emitting only the figures of periods from index `first` on and the churn
+    /// of the runs from the one holding period `first` on (0: every figure).
+    ///
+    /// A period's figures depend on the periods before it in its run, on the next period (an
+    /// upgrade ends where it starts; a trial converts when it is paid) and, for churn, on its
+    /// whole run and whether that run is the family's last: ``change(from:renewal:to:renewal:)``
+    /// relies on exactly this to skip what two versions of a family have in common.
+    static func walkPeriods(
+        _ periods: [RecordedTransaction], renewal: RenewalRow?, from first: Int,
+        emit: (RecordedTransaction, RollupKey, RollupValue) -> Void
+    ) {
+        func add(_ measure: RollupMeasure, _ period: RecordedTransaction, _ index: Int, at date: Date, amount: Int64 = 0) {
+            guard index >= first else { return }
+            emit(period, key(measure, period, at: date), RollupValue(count: 1, amount: amount))
+        }
         var hadPaidRun = false
         var hadPaid = false
-        var runs: [[(transaction: RecordedTransaction, end: Date)]] = []
+        var runs: [[(transaction: RecordedTransaction, index: Int, end: Date)]] = []
         var runEnd = Date.distantPast
         for (index, period) in periods.enumerated() {
             var end = period.expiresDate ?? period.purchaseDate
@@ -103,30 +134,30 @@ package enum FamilyRollup {
             } else {
                 runEnd = max(runEnd, end)
             }
-            runs[runs.count - 1].append((period, end))
+            runs[runs.count - 1].append((period, index, end))
         }
         for (runIndex, run) in runs.enumerated() {
             var paidInRun = false
             var previousEnd: Date?
-            for (index, (period, end)) in run.enumerated() {
+            for (position, (period, index, end)) in run.enumerated() {
                 let isTrial = period.money?.isFreeTrial == true
                 if isTrial {
-                    add(.trialStarts, period, at: period.purchaseDate)
-                    add(.trialEnds, period, at: end)
-                    if index + 1 < run.count, run[index + 1].transaction.money?.isFreeTrial != true {
-                        add(.conversions, period, at: end)
+                    add(.trialStarts, period, index, at: period.purchaseDate)
+                    add(.trialEnds, period, index, at: end)
+                    if position + 1 < run.count, run[position + 1].transaction.money?.isFreeTrial != true {
+                        add(.conversions, period, index, at: end)
                     }
                 } else {
                     let mrr = monthly(period)
-                    add(.paidStarts, period, at: period.purchaseDate, amount: mrr)
-                    add(.paidEnds, period, at: end, amount: mrr)
+                    add(.paidStarts, period, index, at: period.purchaseDate, amount: mrr)
+                    add(.paidEnds, period, index, at: end, amount: mrr)
                     if !hadPaid {
-                        add(.newPaid, period, at: period.purchaseDate)
+                        add(.newPaid, period, index, at: period.purchaseDate)
                     } else if !paidInRun && hadPaidRun {
-                        add(.reactivations, period, at: period.purchaseDate)
+                        add(.reactivations, period, index, at: period.purchaseDate)
                     } else if paidInRun {
                         let continues = previousEnd.map { period.purchaseDate.timeIntervalSince($0) <= runTolerance } ?? false
-                        if period.money?.isRenewal ?? continues { add(.renewals, period, at: period.purchaseDate) }
+                        if period.money?.isRenewal ?? continues { add(.renewals, period, index, at: period.purchaseDate) }
                     }
                     hadPaid = true
                     paidInRun = true
@@ -134,6 +165,9 @@ package enum FamilyRollup {
                 previousEnd = max(previousEnd ?? end, end)
             }
             guard paidInRun, let last = run.last(where: { $0.transaction.money?.isFreeTrial != true }) else { continue }
+            hadPaidRun = true
+            // The run's churn: emitted when the run holds period `first` or comes after it.
+            guard let lastIndex = run.last?.index, lastIndex >= first else { continue }
             let runEnd = run.map(\.end).max() ?? last.end
             let measure: RollupMeasure
             if last.transaction.revocationDate != nil && !last.transaction.isUpgraded {
@@ -149,8 +183,7 @@ package enum FamilyRollup {
             } else {
                 measure = .churnOther
             }
-            add(measure, last.transaction, at: runEnd)
-            hadPaidRun = true
+            emit(last.transaction, key(measure, last.transaction, at: runEnd), RollupValue(count: 1))
         }
     }
 

@@ -94,7 +94,7 @@ extension LedgerPlanner {
 extension LedgerPlanner {
     /// The rollup changes of a plan: for each family whose transactions or renewal info it
     /// writes, the family's contribution after the plan less its contribution before
-    /// (``FamilyRollup``).
+    /// (``FamilyRollup``), computed from what changed (``FamilyRollup/change(from:renewal:to:renewal:)``).
     ///
     /// - Parameters:
     ///   - state: The rows loaded before planning (every transaction of each touched family).
@@ -103,9 +103,26 @@ extension LedgerPlanner {
     package static func rollupDeltas(
         state: PlanningState, transactions: [TransactionKey: TransactionRow], plan: LedgerWritePlan
     ) -> [Rollup] {
-        var touched = Set((plan.transactionInserts + plan.transactionUpdates).map(\.familyKey))
+        var touched = Set<FamilyKey>()
+        for row in plan.transactionInserts { touched.insert(row.familyKey) }
+        for row in plan.transactionUpdates { touched.insert(row.familyKey) }
         for renewal in plan.renewals where state.renewals[renewal.key].map({ renewal.supersedes($0) }) ?? true {
             touched.insert(renewal.key)
+        }
+        func renewals(of key: FamilyKey) -> (old: RenewalRow?, new: RenewalRow?) {
+            let oldRenewal = state.renewals[key]
+            var newRenewal = oldRenewal
+            for renewal in plan.renewals where renewal.key == key {
+                if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
+            }
+            return (oldRenewal, newRenewal)
+        }
+        // Most writes touch one family: its change is already merged and sorted.
+        if touched.count == 1, let key = touched.first {
+            let (oldRenewal, newRenewal) = renewals(of: key)
+            let before = state.transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
+            let after = transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
+            return FamilyRollup.change(from: before, renewal: oldRenewal, to: after, renewal: newRenewal)
         }
         guard !touched.isEmpty else { return [] }
         var before: [FamilyKey: [RecordedTransaction]] = [:]
@@ -114,15 +131,8 @@ extension LedgerPlanner {
         for row in transactions.values where touched.contains(row.familyKey) { after[row.familyKey, default: []].append(row.value) }
         var deltas: [Rollup] = []
         for key in touched.sorted() {
-            let oldRenewal = state.renewals[key]
-            var newRenewal = oldRenewal
-            for renewal in plan.renewals where renewal.key == key {
-                if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
-            }
-            deltas += FamilyRollup.delta(
-                from: FamilyRollup.contributions(before[key] ?? [], renewal: oldRenewal),
-                to: FamilyRollup.contributions(after[key] ?? [], renewal: newRenewal)
-            )
+            let (oldRenewal, newRenewal) = renewals(of: key)
+            deltas += FamilyRollup.change(from: before[key] ?? [], renewal: oldRenewal, to: after[key] ?? [], renewal: newRenewal)
         }
         return Rollup.merged(deltas)
     }

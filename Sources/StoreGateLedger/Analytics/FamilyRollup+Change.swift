@@ -1,0 +1,95 @@
+package import StoreGateCore
+
+extension FamilyRollup {
+    /// What to add to the stored rollups when a family changes from `before` (with its renewal
+    /// info `oldRenewal`) to `after` (with `newRenewal`): exactly
+    /// `delta(from: contributions(before, renewal: oldRenewal), to: contributions(after, renewal: newRenewal))`,
+    /// computed from what the two versions do not have in common.
+    ///
+    /// A write changes one transaction of a family or adds one, yet a subscription family with
+    /// two years of monthly renewals contributes some 150 figures: computing both contributions
+    /// in full made every renewal cost the whole family twice. Here
+    /// - a transaction's own figures (revenue, unpriced, refunds) are counted again only when
+    ///   one of the facts they read changed (``sameRollupFacts(_:_:)``), or it was added or
+    ///   removed;
+    /// - the periods' figures are walked on both sides, but emitted only from the period
+    ///   before the first one the versions differ in (its end may depend on the next period),
+    ///   and the churn only of the runs from that period's run on (a run's churn depends on
+    ///   the run, and — for the last run — on the renewal info). Earlier figures are the same
+    ///   on both sides: see ``walkPeriods(_:renewal:from:emit:)``.
+    ///
+    /// A write that changes none of the facts rollups read (a re-observation, an owner,
+    /// renewal info with the same verdict) changes nothing: no figures, no statements.
+    ///
+    /// - Precondition: transaction ids are unique within each version (the ledger's key is the
+    ///   environment and the transaction id; a family lives in one environment).
+    package static func change(
+        from before: [RecordedTransaction], renewal oldRenewal: RenewalRow?,
+        to after: [RecordedTransaction], renewal newRenewal: RenewalRow?
+    ) -> [Rollup] {
+        // The figures as emitted, summed by key at the end: most writes emit one (a new
+        // purchase's revenue), which needs no summing.
+        var emitted: [Rollup] = []
+        func subtract(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
+            emitted.append(Rollup(key: key, value: RollupValue(count: 0 &- value.count, amount: 0 &- value.amount)))
+        }
+        func add(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
+            emitted.append(Rollup(key: key, value: value))
+        }
+
+        if before.isEmpty {
+            // A new family (the common write: a new purchase).
+            for transaction in after { walkTransaction(transaction, emit: add) }
+        } else {
+            var previous: [String: RecordedTransaction] = [:]
+            previous.reserveCapacity(before.count)
+            for transaction in before { previous[transaction.transactionId] = transaction }
+            for transaction in after {
+                if let old = previous.removeValue(forKey: transaction.transactionId) {
+                    guard !sameRollupFacts(old, transaction) else { continue }
+                    walkTransaction(old, emit: subtract)
+                }
+                walkTransaction(transaction, emit: add)
+            }
+            for old in previous.values { walkTransaction(old, emit: subtract) }
+        }
+
+        let oldPeriods = before.filter(isPeriod).sorted(by: inPurchaseOrder)
+        let newPeriods = after.filter(isPeriod).sorted(by: inPurchaseOrder)
+        var common = 0
+        while common < min(oldPeriods.count, newPeriods.count), sameRollupFacts(oldPeriods[common], newPeriods[common]) { common += 1 }
+        let sameRenewal = sameRollupFacts(oldRenewal, newRenewal)
+        if common < oldPeriods.count || common < newPeriods.count || !sameRenewal {
+            // The period before the first difference ends where its successor starts when it
+            // was upgraded: it is counted again too. (Renewal info alone moves the last run's
+            // churn: `common` is then every period, and the last one's run is walked again.)
+            let first = max(common - 1, 0)
+            walkPeriods(oldPeriods, renewal: oldRenewal, from: first, emit: subtract)
+            walkPeriods(newPeriods, renewal: newRenewal, from: first, emit: add)
+        }
+        if emitted.count == 1, let only = emitted.first { return only.value.isZero ? [] : [only] }
+        return Rollup.merged(emitted)
+    }
+
+    /// Whether two versions of a transaction agree on every fact ``FamilyRollup`` reads: its
+    /// place in purchase order, the dimensions of its keys, and what it counts.
+    package static func sameRollupFacts(_ first: RecordedTransaction, _ second: RecordedTransaction) -> Bool {
+        first.transactionId == second.transactionId && first.purchaseDate == second.purchaseDate
+            && first.expiresDate == second.expiresDate && first.revocationDate == second.revocationDate
+            && first.isUpgraded == second.isUpgraded && first.quantity == second.quantity && first.productType == second.productType
+            && first.money == second.money && first.environment == second.environment && first.productId == second.productId
+            && first.subscriptionGroup == second.subscriptionGroup
+    }
+
+    /// Whether two renewal infos give every run the same churn reason (``FamilyRollup``'s
+    /// rules read only these three facts, and whether there is renewal info at all).
+    package static func sameRollupFacts(_ first: RenewalRow?, _ second: RenewalRow?) -> Bool {
+        switch (first, second) {
+        case (nil, nil): true
+        case (let first?, let second?):
+            first.isInBillingRetryPeriod == second.isInBillingRetryPeriod && first.expirationIntent == second.expirationIntent
+                && first.willAutoRenew == second.willAutoRenew
+        default: false
+        }
+    }
+}
