@@ -1,5 +1,5 @@
 import Dispatch
-public import Foundation
+import Foundation
 
 /// What kind of network an IP address belongs to, for refusing webhook URLs that reach into
 /// the service's own host or network (server-side request forgery).

@@ -88,7 +88,9 @@ struct ServeProcess {
         let serve = ServeProcess(process: process, port: port, directory: directory, stderr: stderr)
 
         var ready = false
-        let deadline = ContinuousClock.now + .seconds(20)
+        // Generous: in the suite's first minute every suite starts at once on two cores, and a
+        // debug binary's start-up then took over 20 s (a start-up that is stuck still fails here).
+        let deadline = ContinuousClock.now + .seconds(60)
         while !ready, process.isRunning, ContinuousClock.now < deadline {
             ready = (try? await serve.send("GET", "/readyz"))?.status == 200  // not listening yet: try again
             if !ready { try await Task.sleep(for: .milliseconds(100)) }
