@@ -109,21 +109,6 @@ extension LedgerPlanner {
         for renewal in plan.renewals where state.renewals[renewal.key].map({ renewal.supersedes($0) }) ?? true {
             touched.insert(renewal.key)
         }
-        func renewals(of key: FamilyKey) -> (old: RenewalRow?, new: RenewalRow?) {
-            let oldRenewal = state.renewals[key]
-            var newRenewal = oldRenewal
-            for renewal in plan.renewals where renewal.key == key {
-                if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
-            }
-            return (oldRenewal, newRenewal)
-        }
-        // Most writes touch one family: its change is already merged and sorted.
-        if touched.count == 1, let key = touched.first {
-            let (oldRenewal, newRenewal) = renewals(of: key)
-            let before = state.transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
-            let after = transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
-            return FamilyRollup.change(from: before, renewal: oldRenewal, to: after, renewal: newRenewal)
-        }
         guard !touched.isEmpty else { return [] }
         var before: [FamilyKey: [RecordedTransaction]] = [:]
         var after: [FamilyKey: [RecordedTransaction]] = [:]
@@ -131,10 +116,15 @@ extension LedgerPlanner {
         for row in transactions.values where touched.contains(row.familyKey) { after[row.familyKey, default: []].append(row.value) }
         var deltas: [Rollup] = []
         for key in touched.sorted() {
-            let (oldRenewal, newRenewal) = renewals(of: key)
+            let oldRenewal = state.renewals[key]
+            var newRenewal = oldRenewal
+            for renewal in plan.renewals where renewal.key == key {
+                if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
+            }
             deltas += FamilyRollup.change(from: before[key] ?? [], renewal: oldRenewal, to: after[key] ?? [], renewal: newRenewal)
         }
-        return Rollup.merged(deltas)
+        // Most writes touch one family, whose change is already merged and sorted.
+        return touched.count == 1 ? deltas : Rollup.merged(deltas)
     }
 }
 
