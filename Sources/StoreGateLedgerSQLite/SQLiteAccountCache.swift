@@ -13,10 +13,16 @@ import Synchronization
 /// the caller could have seen. What it costs when the file changes all the time is one pragma
 /// per read on top of the read.
 ///
+/// An entry also keeps the holdings last derived from its facts (``Derived``) with the span of
+/// time over which they hold (``EntitlementCalculator/nextChange(after:records:)``): a check
+/// at any instant of that span reuses them instead of deriving them again. They belong to the
+/// entry, so whatever empties or replaces the entry forgets them too.
+///
 /// Bounded: at most ``Bounds/accounts`` accounts and ``Bounds/records`` stored rows in total
-/// (transactions, renewals, notifications, balances and grants, each counting one); an account
-/// heavier than a sixteenth of the row budget is never cached. With the defaults (4,096
-/// accounts, 50,000 rows, about 500 bytes each) the cache holds at most about 25 MB.
+/// (transactions, renewals, notifications, balances and grants, each counting one; derived
+/// holdings count as many rows again as their facts); an account heavier than a sixteenth of
+/// the row budget is never cached. With the defaults (4,096 accounts, 50,000 rows, about 500
+/// bytes each) the cache holds at most about 25 MB.
 final class SQLiteAccountCache: Sendable {
     /// How much the cache may hold.
     struct Bounds: Sendable {
@@ -27,10 +33,34 @@ final class SQLiteAccountCache: Sendable {
     }
 
     /// What a lookup found: the file's version it was checked against, and the account's facts
-    /// when they were cached under that version.
+    /// (with the holdings last derived from them) when they were cached under that version.
     struct Lookup {
         let version: Int64
         let facts: Facts?
+        let derived: Derived?
+    }
+
+    /// Holdings derived from an entry's facts at `from`, which hold until `until` (excluded;
+    /// `nil`: for ever).
+    struct Derived: Sendable {
+        let holdings: Entitlements
+        let from: Date
+        let until: Date?
+
+        /// The holdings at `date` when it falls in the span, else `nil`.
+        func holdings(at date: Date) -> Entitlements? {
+            guard date >= from, until.map({ date < $0 }) ?? true else { return nil }
+            var holdings = holdings
+            holdings.date = date
+            return holdings
+        }
+    }
+
+    private struct Entry {
+        let facts: Facts
+        var derived: Derived?
+
+        var weight: Int { derived == nil ? facts.weight : 2 * facts.weight }
     }
 
     /// One account's stored facts, read in one snapshot.
@@ -46,7 +76,7 @@ final class SQLiteAccountCache: Sendable {
     private struct State: ~Copyable {
         var watch: SQLiteConnection?
         var version: Int64 = -1
-        var entries: [AccountID: Facts] = [:]
+        var entries: [AccountID: Entry] = [:]
         var weight = 0
 
         /// Forgets every entry; they are valid under `version` from now on.
@@ -92,7 +122,8 @@ final class SQLiteAccountCache: Sendable {
                 throw error
             }
             if version != state.version { state.empty(version: version) }
-            return Lookup(version: version, facts: state.entries[account])
+            let entry = state.entries[account]
+            return Lookup(version: version, facts: entry?.facts, derived: entry?.derived)
         }
     }
 
@@ -107,8 +138,21 @@ final class SQLiteAccountCache: Sendable {
                 let evicted = state.entries.remove(at: state.entries.startIndex)
                 state.weight -= evicted.value.weight
             }
-            state.entries[account] = facts
+            state.entries[account] = Entry(facts: facts)
             state.weight += weight
+        }
+    }
+
+    /// Keeps holdings derived from the facts a lookup under `version` returned, unless the file
+    /// changed since (the entry is then gone or replaced) or the row budget has no room left.
+    func remember(_ derived: Derived, for account: AccountID, checkedAt version: Int64) {
+        state.withLock { state in
+            guard state.version == version, var entry = state.entries[account] else { return }
+            let added = (entry.derived == nil ? 2 : 1) * entry.facts.weight - entry.weight
+            guard state.weight + added <= bounds.records else { return }
+            entry.derived = derived
+            state.entries[account] = entry
+            state.weight += added
         }
     }
 

@@ -77,8 +77,7 @@ extension SQLiteLedger {
     /// The account's holdings and grants from one snapshot, in one trip to the database thread.
     public func entitlementFacts(for account: AccountID, at date: Date) async throws(LedgerError) -> EntitlementFacts {
         try await metrics.measureQuery { () throws(LedgerError) in
-            let facts = try await perform { () throws(LedgerError) in try self.accountFacts(account) }
-            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: facts.records, at: date), grants: facts.grants)
+            try await perform { () throws(LedgerError) in try self.holdings(account, at: date) }
         }
     }
 

@@ -221,8 +221,7 @@ public final class SQLiteLedger: Ledger {
 
     public func entitlements(for account: AccountID, at date: Date) async throws(LedgerError) -> Entitlements {
         try await metrics.measureQuery { () throws(LedgerError) in
-            let facts = try await perform { () throws(LedgerError) in try self.accountFacts(account) }
-            return EntitlementCalculator.entitlements(for: account, records: facts.records, at: date)
+            try await perform { () throws(LedgerError) in try self.holdings(account, at: date).holdings }
         }
     }
 
@@ -417,15 +416,29 @@ public final class SQLiteLedger: Ledger {
         return connection
     }
 
-    /// `account`'s stored records and grants, from one snapshot: from the account cache while
-    /// the file is unchanged since they were read, else read now (and cached).
-    func accountFacts(_ account: AccountID) throws(LedgerError) -> SQLiteAccountCache.Facts {
-        guard accountCache.isEnabled else { return try readAccountFacts(account) }
+    /// The account's holdings at `date` and its grants: derived from its cached facts (read and
+    /// kept on a miss), or reused from the entry when they were derived for a span that holds
+    /// `date`.
+    func holdings(_ account: AccountID, at date: Date) throws(LedgerError) -> EntitlementFacts {
+        guard accountCache.isEnabled else {
+            let facts = try readAccountFacts(account)
+            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: facts.records, at: date), grants: facts.grants)
+        }
         let lookup = try accountCache.lookUp(account)
-        if let facts = lookup.facts { return facts }
-        let facts = try readAccountFacts(account)
-        accountCache.store(facts, for: account, readAfter: lookup.version)
-        return facts
+        if let facts = lookup.facts, let holdings = lookup.derived?.holdings(at: date) {
+            return EntitlementFacts(holdings: holdings, grants: facts.grants)
+        }
+        let facts: SQLiteAccountCache.Facts
+        if let cached = lookup.facts {
+            facts = cached
+        } else {
+            facts = try readAccountFacts(account)
+            accountCache.store(facts, for: account, readAfter: lookup.version)
+        }
+        let holdings = EntitlementCalculator.entitlements(for: account, records: facts.records, at: date)
+        let until = EntitlementCalculator.nextChange(after: date, records: facts.records)
+        accountCache.remember(.init(holdings: holdings, from: date, until: until), for: account, checkedAt: lookup.version)
+        return EntitlementFacts(holdings: holdings, grants: facts.grants)
     }
 
     private func readAccountFacts(_ account: AccountID) throws(LedgerError) -> SQLiteAccountCache.Facts {

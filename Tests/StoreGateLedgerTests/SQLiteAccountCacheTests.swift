@@ -85,6 +85,45 @@ struct SQLiteAccountCacheTests {
         #expect(ledger.accountCache.usage.accounts == before)
     }
 
+    @Test("holdings derived from a cached account hold until the subscription's expiry and the grace period's end, read after read")
+    func derivedHoldingsFollowTheClock() async throws {
+        let path = try Self.temporaryPath()
+        let cached = try SQLiteLedger(path: path)
+        let uncached = try SQLiteLedger(path: path, options: .init(cachedAccounts: 0))
+        let erin = Purchases.account("erin")
+        let period = Purchases.period("e1", original: "e1", start: 0, days: 30)
+        let grace = Purchases.date(36)
+        try await cached.record(
+            Purchases.proof(period, renewal: Purchases.renewal(original: "e1", billingRetry: true, grace: grace, signed: Purchases.date(1))), for: erin
+        )
+        // Reads at increasing instants, each twice (the second from the derived holdings): before
+        // the expiry, its last millisecond, the expiry, inside the grace period, its end, after.
+        let instants = [
+            Purchases.date(2), Purchases.date(29), Purchases.date(30).addingTimeInterval(-0.001), Purchases.date(30),
+            Purchases.date(33), grace.addingTimeInterval(-0.001), grace, Purchases.date(90),
+        ]
+        var states: [SubscriptionEntitlement.State] = []
+        for instant in instants {
+            for _ in 0..<2 {
+                let fromCache = try await cached.entitlementFacts(for: erin, at: instant).holdings
+                #expect(fromCache == (try await uncached.entitlements(for: erin, at: instant)), "at \(instant)")
+                #expect(fromCache.date == instant)
+                #expect(try await cached.entitlements(for: erin, at: instant) == fromCache)
+            }
+            states.append(try await cached.entitlements(for: erin, at: instant).subscriptions.first?.state ?? .expired)
+        }
+        #expect(states == [.active, .active, .active, .inGracePeriod, .inGracePeriod, .inGracePeriod, .inBillingRetry, .inBillingRetry])
+        // A read at an earlier instant than the derived holdings' is derived again, not reused.
+        #expect(try await cached.entitlements(for: erin, at: Purchases.date(3)).subscriptions.first?.state == .active)
+        // A refund written afterwards is seen by the next read (the entry and its holdings go).
+        try await cached.record(
+            Purchases.proof(Purchases.period("e1", original: "e1", start: 0, days: 30, revoked: Purchases.date(4), signed: Purchases.date(5))), for: erin
+        )
+        #expect(try await cached.entitlements(for: erin, at: Purchases.date(6)).subscriptions.first?.state == .revoked)
+        await cached.close()
+        await uncached.close()
+    }
+
     @Test("with the cache off every read goes to the file and answers the same")
     func off() async throws {
         let path = try Self.temporaryPath()

@@ -90,6 +90,27 @@ package enum EntitlementCalculator {
         )
     }
 
+    /// The first instant after `date` at which ``entitlements(for:records:at:)`` may answer
+    /// differently, or `nil` when no later instant changes anything.
+    ///
+    /// The calculation compares its date with two kinds of stored dates only: a transaction's
+    /// `expiresDate` and a renewal's `gracePeriodExpiresDate` (each `stored > date`). Between
+    /// `date` and the first of those later than it every comparison keeps its outcome, so the
+    /// holdings computed at `date` hold, but for their own `date`, until the instant returned.
+    /// A change to what the calculation compares must change this too
+    /// (`EntitlementCalculatorWindowTests` checks the two agree on random records).
+    package static func nextChange(after date: Date, records: AccountRecords) -> Date? {
+        var next: Date?
+        func consider(_ candidate: Date?) {
+            guard let candidate, candidate > date else { return }
+            if let current = next, current <= candidate { return }
+            next = candidate
+        }
+        for transaction in records.transactions { consider(transaction.expiresDate) }
+        for renewal in records.renewals.values { consider(renewal.gracePeriodExpiresDate) }
+        return next
+    }
+
     /// The state of one subscription group.
     ///
     /// A period that Apple has not refunded, revoked or replaced by an upgrade and that covers
