@@ -54,7 +54,7 @@ extension LedgerTests {
         @Test("an event still owed to an endpoint holds retention back, and so does one not yet fanned out", arguments: LedgerBackend.all)
         func owedEvents(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
-                let store = try Deliveries.store(ledger)
+                let store = Deliveries.store(ledger)
                 #expect(try await Deliveries.fanOut(store, endpoint: "app", types: nil, limit: 100, now: Self.t) == 0)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a1")), for: alice)
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("a2")), for: alice)
