@@ -15,7 +15,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Iterations per measurement.")
     var iterations: Int = 2000
 
-    @Option(name: .customLong("postgres-url"), help: "ledger: benchmark this PostgreSQL database instead of a throwaway local server.")
+    @Option(
+        name: .customLong("postgres-url"),
+        help: """
+            ledger, events, analytics: benchmark this PostgreSQL database instead of a throwaway local server; analytics: when it \
+            already holds rollups, skip recording (and the rebuild) and time the queries on them.
+            """
+    )
     var postgresURL: String?
 
     @Option(name: .customLong("postgres-connections"), help: "ledger: the PostgreSQL connection pool's size (16 writers share it).")
@@ -47,6 +53,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var ledgerFile: String?
 
+    @Flag(
+        name: .customLong("compare-daily-read"),
+        help: "analytics: also time each query through the daily read (the calculator bucketing every day's sums), as before the stores summed buckets."
+    )
+    var compareDailyRead = false
+
     @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
     var sizes: String = "100000,1000000,10000000"
 
@@ -77,7 +89,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "analytics":
                 try await AnalyticsBenchmark.run(
                     transactions: transactions, rounds: rounds ?? 20, writers: writers, backends: backend, postgresURL: postgresURL,
-                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile
+                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile,
+                    compareDailyRead: compareDailyRead
                 )
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
