@@ -35,7 +35,8 @@ enum AnalyticsBenchmark {
 
     static func run(
         transactions: Int, rounds: Int, writers: Int, backends: BenchBackends, postgresURL: String?, postgresConnections: Int,
-        proofBytes: Int, ledgerFile: String? = nil, compareDailyRead: Bool = false
+        proofBytes: Int, ledgerFile: String? = nil, compareDailyRead: Bool = false,
+        metrics: [AnalyticsMetric] = AnalyticsMetric.allCases
     ) async throws {
         print("analytics (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, load \(loadAverage()))")
         let built = BenchSupport.now()
@@ -61,7 +62,7 @@ enum AnalyticsBenchmark {
             }
             try await measure(
                 sqlite, label: "sqlite", workload: reused ? nil : workload, writers: writers, rounds: rounds, payload: payload,
-                compareDailyRead: compareDailyRead
+                compareDailyRead: compareDailyRead, metrics: metrics
             )
             await sqlite.close()
             if let ledgerFile, !reused { print("sqlite: the ledger is kept in \(ledgerFile) (--ledger-file reuses it)") }
@@ -76,7 +77,7 @@ enum AnalyticsBenchmark {
         }
         try await measure(
             postgres, label: "postgres", workload: held > 0 ? nil : workload, writers: writers, rounds: rounds, payload: payload,
-            compareDailyRead: compareDailyRead, rebuild: held == 0
+            compareDailyRead: compareDailyRead, rebuild: held == 0, metrics: metrics
         )
         await postgres.close()
         print("(postgres: \(server != nil ? "a throwaway local server, fsync on" : "the server given"), \(postgresConnections)-connection pool)")
@@ -86,10 +87,10 @@ enum AnalyticsBenchmark {
     /// measures every metric and the rebuild.
     static func measure(
         _ ledger: any Ledger, label: String, workload: AnalyticsWorkload?, writers: Int, rounds: Int, payload: [UInt8],
-        compareDailyRead: Bool = false, rebuild: Bool = true
+        compareDailyRead: Bool = false, rebuild: Bool = true, metrics: [AnalyticsMetric] = AnalyticsMetric.allCases
     ) async throws {
         if let workload { try await record(workload, into: ledger, label: label, writers: writers, payload: payload) }
-        try await measureQueries(ledger, label: label, rounds: rounds, compareDailyRead: compareDailyRead, rebuild: rebuild)
+        try await measureQueries(ledger, label: label, rounds: rounds, compareDailyRead: compareDailyRead, rebuild: rebuild, metrics: metrics)
     }
 
     /// Records the story and prints the throughput.
@@ -108,7 +109,10 @@ enum AnalyticsBenchmark {
     /// Times every metric's queries (and, with `compareDailyRead`, the daily read of each,
     /// whose series must equal the bucketed one), then the rebuild (compared with the
     /// incremental rollups) unless `rebuild` is false.
-    static func measureQueries(_ ledger: any Ledger, label: String, rounds: Int, compareDailyRead: Bool = false, rebuild: Bool = true) async throws {
+    static func measureQueries(
+        _ ledger: any Ledger, label: String, rounds: Int, compareDailyRead: Bool = false, rebuild: Bool = true,
+        metrics: [AnalyticsMetric] = AnalyticsMetric.allCases
+    ) async throws {
         let today = AnalyticsWorkload.lastDay
         print("\(label): every metric from \(AnalyticsWorkload.firstDay) to \(today), \(rounds) rounds after 2 warm-up rounds")
         print(
@@ -116,7 +120,7 @@ enum AnalyticsBenchmark {
                 + (compareDailyRead ? "   daily read: p50 ms     p95 ms" : "")
         )
         var worst: [(metric: AnalyticsMetric, p95: Double, max: Double, query: String, daily: Double)] = []
-        for metric in AnalyticsMetric.allCases {
+        for metric in metrics {
             var metricWorst = (p95: 0.0, max: 0.0, query: "")
             var dailyWorst = 0.0
             for interval in AnalyticsInterval.allCases {

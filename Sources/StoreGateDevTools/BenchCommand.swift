@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import StoreGateLedger
 
 /// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
 struct BenchCommand: AsyncParsableCommand {
@@ -59,6 +60,9 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var compareDailyRead = false
 
+    @Option(help: "analytics: only these metrics (comma-separated names, as in GET /v1/analytics/{metric}); all by default.")
+    var metrics: String?
+
     @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
     var sizes: String = "100000,1000000,10000000"
 
@@ -90,7 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await AnalyticsBenchmark.run(
                     transactions: transactions, rounds: rounds ?? 20, writers: writers, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile,
-                    compareDailyRead: compareDailyRead
+                    compareDailyRead: compareDailyRead, metrics: try Self.analyticsMetrics(metrics)
                 )
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
@@ -106,6 +110,17 @@ struct BenchCommand: AsyncParsableCommand {
 
 extension BenchCommand {
     /// `--sizes`: comma-separated transaction counts.
+    /// The metrics `--metrics` names, or every metric.
+    static func analyticsMetrics(_ names: String?) throws -> [AnalyticsMetric] {
+        guard let names else { return AnalyticsMetric.allCases }
+        return try names.split(separator: ",").map { name in
+            guard let metric = AnalyticsMetric(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw CLIError("unknown metric '\(name)' (\(AnalyticsMetric.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return metric
+        }
+    }
+
     static func sizes(_ text: String) throws -> [Int] {
         let sizes = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")) }
         guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 100 }) else {

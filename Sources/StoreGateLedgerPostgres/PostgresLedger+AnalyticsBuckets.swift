@@ -84,7 +84,7 @@ extension PostgresLedger {
     /// Buckets are numbered by `width_bucket` over the bucket starts (0: the days before the
     /// range). `byDayFirst` sums the days over the dimensions not kept first (a day whose sums
     /// are zero is dropped, as in the daily read; estimated proceeds rounded there, per daily
-    /// rollup) and then the days of each bucket; otherwise the stored rows are summed straight
+    /// rollup and product) and then the days (and products) of each bucket; otherwise the stored rows are summed straight
     /// into buckets. Either way the reply says whether every figure summed (stored, or a day's)
     /// was non-negative: the condition for bucket sums to show the buckets and non-zero amounts
     /// that day sums show. Last, the buckets of each measure and kept value are folded into
@@ -92,6 +92,8 @@ extension PostgresLedger {
     static func bucketStatement(keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool) -> (sql: String, kept: [Int]) {
         let kept = dimensionColumns.indices.filter { keeping.contains(dimensionColumns[$0].dimension) }
         let list = kept.map { ", " + dimensionColumns[$0].column }.joined()
+        // Proceeds are rounded per day and product (its rate), whether or not the product is kept.
+        let dailyList = list + (proceeds && !keeping.contains(.product) ? ", product_id" : "")
         let folded = """
             SELECT m::bigint\(list), array_agg(b::bigint), array_agg(c), array_agg(a), bool_and(exact)
             FROM buckets GROUP BY m\(list)
@@ -118,11 +120,11 @@ extension PostgresLedger {
             : "SUM(a)::bigint"
         let sql = """
             WITH daily AS (
-                SELECT array_position($1::text[], measure) AS m, day\(list), SUM(count)::bigint AS c, \(dailyAmount) AS a,
+                SELECT array_position($1::text[], measure) AS m, day\(dailyList), SUM(count)::bigint AS c, \(dailyAmount) AS a,
                     SUM(count) >= 0 AND SUM(amount) >= 0 AS exact
                 FROM ledger_rollups
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
-                GROUP BY measure, day\(list) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
+                GROUP BY measure, day\(dailyList) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
             ), buckets AS (
                 SELECT m, width_bucket(day, $5::bigint[]) AS b\(list), SUM(c)::bigint AS c, \(bucketAmount) AS a, bool_and(exact) AS exact
                 FROM daily GROUP BY m, b\(list)

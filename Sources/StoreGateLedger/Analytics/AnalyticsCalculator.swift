@@ -314,22 +314,3 @@ extension AnalyticsStore {
         return AnalyticsCalculator.series(query, rollups: rollups, today: today, commission: commission, exchangeRates: exchangeRates)
     }
 }
-
-extension AnalyticsQuery {
-    /// What the query reads through `through` (its last reported day): its buckets, except
-    /// where a figure must be computed per day — amounts converted into a reporting currency
-    /// (each day at its rate) and estimated proceeds at a commission above 50 %
-    /// (``RollupBucketRead/sumsProceeds(at:)``) read one bucket per day.
-    package func bucketRead(through: AnalyticsDay, commission: CommissionRates, exchangeRates: ExchangeRates?) throws(LedgerError) -> RollupBucketRead {
-        let isProceeds = metric == .estimatedProceeds
-        let daily = (exchangeRates != nil && metric.isAmount && !readsFromStart)
-            || (isProceeds && !RollupBucketRead.sumsProceeds(at: commission))
-        let starts = daily
-            ? Array(from.number...through.number)
-            : AnalyticsCalculator.buckets(from: from, through: through, interval: interval).map(\.start.number)
-        return try RollupBucketRead(
-            measures: measures, environment: environment, bucketStarts: starts, through: through.number, readsFromStart: readsFromStart,
-            keeping: dimensions, proceeds: isProceeds && RollupBucketRead.sumsProceeds(at: commission) ? commission : nil
-        )
-    }
-}

@@ -23,9 +23,10 @@ public struct RollupBucketRead: Sendable, Hashable {
     public var readsFromStart: Bool
     /// The dimensions kept; the others read as empty strings.
     public var keeping: RollupDimensions
-    /// When set, each day's amount (summed over the dimensions not kept, per product: ``keeping``
-    /// holds ``RollupDimensions/product``) is replaced by its estimated proceeds at these rates
-    /// before the days of a bucket are summed — the rounding per daily rollup that estimated
+    /// When set, each day's amount, summed over the dimensions not kept but per product (read
+    /// for its rate even when ``keeping`` does not hold ``RollupDimensions/product``), is
+    /// replaced by its estimated proceeds at these rates before the days of a bucket (and the
+    /// products, when not kept) are summed — the rounding per daily rollup that estimated
     /// proceeds define.
     public var proceeds: CommissionRates?
 
@@ -79,13 +80,14 @@ extension AnalyticsStore {
     public func rollups(_ read: RollupBucketRead) async throws(LedgerError) -> [Rollup] {
         let daily = try await rollups(
             read.measures, environment: read.environment, from: read.readsFromStart ? nil : read.from, through: read.through,
-            keeping: read.keeping
+            keeping: read.proceeds == nil ? read.keeping : read.keeping.union(.product)
         )
         guard let commission = read.proceeds else { return daily }
         return daily.map { rollup in
-            var net = rollup
-            net.value.amount = commission.proceeds(of: rollup.value.amount, productId: rollup.key.productId)
-            return net
+            Rollup(
+                key: read.keeping.projecting(rollup.key),
+                value: RollupValue(count: rollup.value.count, amount: commission.proceeds(of: rollup.value.amount, productId: rollup.key.productId))
+            )
         }
     }
 }
