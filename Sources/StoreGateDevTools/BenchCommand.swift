@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import StoreGateLedger
 
 /// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
 struct BenchCommand: AsyncParsableCommand {
@@ -15,7 +16,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Iterations per measurement.")
     var iterations: Int = 2000
 
-    @Option(name: .customLong("postgres-url"), help: "ledger: benchmark this PostgreSQL database instead of a throwaway local server.")
+    @Option(
+        name: .customLong("postgres-url"),
+        help: """
+            ledger, events, analytics: benchmark this PostgreSQL database instead of a throwaway local server; analytics: when it \
+            already holds rollups, skip recording (and the rebuild) and time the queries on them.
+            """
+    )
     var postgresURL: String?
 
     @Option(name: .customLong("postgres-connections"), help: "ledger: the PostgreSQL connection pool's size (16 writers share it).")
@@ -47,6 +54,15 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var ledgerFile: String?
 
+    @Flag(
+        name: .customLong("compare-daily-read"),
+        help: "analytics: also time each query through the daily read (the calculator bucketing every day's sums), as before the stores summed buckets."
+    )
+    var compareDailyRead = false
+
+    @Option(help: "analytics: only these metrics (comma-separated names, as in GET /v1/analytics/{metric}); all by default.")
+    var metrics: String?
+
     @Option(help: "scale: the ledger sizes to build, in transactions (one account per ten), comma-separated.")
     var sizes: String = "100000,1000000,10000000"
 
@@ -77,7 +93,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "analytics":
                 try await AnalyticsBenchmark.run(
                     transactions: transactions, rounds: rounds ?? 20, writers: writers, backends: backend, postgresURL: postgresURL,
-                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile
+                    postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile,
+                    compareDailyRead: compareDailyRead, metrics: try Self.analyticsMetrics(metrics)
                 )
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
@@ -93,6 +110,17 @@ struct BenchCommand: AsyncParsableCommand {
 
 extension BenchCommand {
     /// `--sizes`: comma-separated transaction counts.
+    /// The metrics `--metrics` names, or every metric.
+    static func analyticsMetrics(_ names: String?) throws -> [AnalyticsMetric] {
+        guard let names else { return AnalyticsMetric.allCases }
+        return try names.split(separator: ",").map { name in
+            guard let metric = AnalyticsMetric(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw CLIError("unknown metric '\(name)' (\(AnalyticsMetric.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return metric
+        }
+    }
+
     static func sizes(_ text: String) throws -> [Int] {
         let sizes = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")) }
         guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 100 }) else {

@@ -24,6 +24,16 @@ public enum AnalyticsCalculator {
         _ query: AnalyticsQuery, rollups: [Rollup], today: AnalyticsDay, commission: CommissionRates = .standard,
         exchangeRates: ExchangeRates? = nil
     ) -> AnalyticsSeries {
+        series(query, rollups: rollups, today: today, commission: commission, exchangeRates: exchangeRates, amountsAreProceeds: false)
+    }
+
+    /// The series answering `query`, from rollups whose amounts are already estimated proceeds
+    /// when `amountsAreProceeds` (``RollupBucketRead/proceeds``: rounded per daily rollup by
+    /// the store) — so they are not netted again.
+    package static func series(
+        _ query: AnalyticsQuery, rollups: [Rollup], today: AnalyticsDay, commission: CommissionRates, exchangeRates: ExchangeRates?,
+        amountsAreProceeds: Bool
+    ) -> AnalyticsSeries {
         var answered = query
         let through = min(query.to, today)
         answered.to = max(through, query.from)
@@ -61,7 +71,7 @@ public enum AnalyticsCalculator {
         var proceeds = ProceedsCache(commission: commission)
         /// The figure a rollup adds: its count, or its amount (proceeds net of the commission).
         func amount(_ rollup: Rollup) -> Int64 {
-            metric == .estimatedProceeds ? proceeds.proceeds(of: rollup.value.amount, productId: rollup.key.productId) : rollup.value.amount
+            metric == .estimatedProceeds && !amountsAreProceeds ? proceeds.proceeds(of: rollup.value.amount, productId: rollup.key.productId) : rollup.value.amount
         }
 
         switch metric.kind {
@@ -275,6 +285,25 @@ extension AnalyticsStore {
     ///
     /// - Throws: A storage error.
     public func series(
+        _ query: AnalyticsQuery, today: AnalyticsDay, commission: CommissionRates = .standard, exchangeRates: ExchangeRates? = nil
+    ) async throws(LedgerError) -> AnalyticsSeries {
+        let through = min(query.to, today)
+        guard through >= query.from else {
+            return AnalyticsCalculator.series(query, rollups: [], today: today, commission: commission, exchangeRates: exchangeRates)
+        }
+        let read = try query.bucketRead(through: through, commission: commission, exchangeRates: exchangeRates)
+        let rollups = try await rollups(read)
+        return AnalyticsCalculator.series(
+            query, rollups: rollups, today: today, commission: commission, exchangeRates: exchangeRates, amountsAreProceeds: read.proceeds != nil
+        )
+    }
+
+    /// The series of `query` from the daily sums (``rollups(_:environment:from:through:keeping:)``),
+    /// the calculator placing each day in its bucket: what ``series(_:today:commission:exchangeRates:)``
+    /// read before the stores summed buckets, kept to compare the two (`bench analytics --compare-daily-read`).
+    ///
+    /// - Throws: A storage error.
+    public func seriesFromDailySums(
         _ query: AnalyticsQuery, today: AnalyticsDay, commission: CommissionRates = .standard, exchangeRates: ExchangeRates? = nil
     ) async throws(LedgerError) -> AnalyticsSeries {
         let through = min(query.to, today)

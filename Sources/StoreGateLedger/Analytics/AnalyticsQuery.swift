@@ -61,3 +61,26 @@ public struct AnalyticsQuery: Sendable, Hashable {
         metric.kind == .gaugeCount || metric.kind == .gaugeAmount
     }
 }
+
+extension AnalyticsQuery {
+    /// What the query reads through `through` (its last reported day): its buckets, except
+    /// where a figure must be computed per day — amounts converted into a reporting currency
+    /// (each day at its rate) and estimated proceeds at a commission above 50 %
+    /// (``RollupBucketRead/sumsProceeds(at:)``) read one bucket per day.
+    package func bucketRead(through: AnalyticsDay, commission: CommissionRates, exchangeRates: ExchangeRates?) throws(LedgerError) -> RollupBucketRead {
+        let isProceeds = metric == .estimatedProceeds
+        let daily = (exchangeRates != nil && metric.isAmount && !readsFromStart)
+            || (isProceeds && !RollupBucketRead.sumsProceeds(at: commission))
+        let starts = daily
+            ? Array(from.number...through.number)
+            : AnalyticsCalculator.buckets(from: from, through: through, interval: interval).map(\.start.number)
+        // Proceeds netted in the store need the product only for its rate: summed over unless grouped by.
+        let netted = isProceeds && RollupBucketRead.sumsProceeds(at: commission)
+        var kept = dimensions
+        if netted, groupBy != .product { kept.remove(.product) }
+        return try RollupBucketRead(
+            measures: measures, environment: environment, bucketStarts: starts, through: through.number, readsFromStart: readsFromStart,
+            keeping: kept, proceeds: netted ? commission : nil
+        )
+    }
+}

@@ -31,6 +31,15 @@ public protocol AnalyticsStore: Sendable {
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
     ) async throws(LedgerError) -> [Rollup]
 
+    /// The rollups one metric query reads, summed over the dimensions not kept and over the
+    /// days of each bucket (``RollupBucketRead``): one row per measure, bucket and kept values,
+    /// dated on the bucket's first day (the days before the range, read for a gauge, on the day
+    /// before it). A bucket's row exists when one of its days has a non-zero sum (as in
+    /// ``rollups(_:environment:from:through:keeping:)``). A backend may also answer with the
+    /// daily sums (each dated its own day): the calculator places every row in its bucket.
+    /// What ``series(_:today:commission:exchangeRates:)`` reads; PostgreSQL sums in SQL.
+    func rollups(_ read: RollupBucketRead) async throws(LedgerError) -> [Rollup]
+
     /// Recomputes every rollup from the stored transactions and renewal infos, replacing the
     /// stored ones in one transaction (writes wait meanwhile).
     ///
