@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StoreGateCore
 
 /// The daily analytics rollups (``AnalyticsStore``), kept in the actor.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StoreGateCore
 
 /// Reading every transaction, and filling in money facts (``TransactionScanning``).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StoreGateCore
 
 /// Reading every recorded transaction in pages, and filling in the money facts of

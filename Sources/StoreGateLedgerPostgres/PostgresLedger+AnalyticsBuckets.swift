@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-public import StoreGateCore
+import StoreGateCore
 public import StoreGateLedger
 
 /// The metric read summed by bucket in SQL (``RollupBucketRead``): what a metric query costs
