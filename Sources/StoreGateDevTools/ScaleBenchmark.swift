@@ -93,7 +93,8 @@ enum ScaleBenchmark {
 
         /// The SQLite options of the measured ledger.
         var sqliteOptions: SQLiteLedger.Options {
-            var options = SQLiteLedger.Options(pageCacheBytes: sqlitePageCacheBytes)
+            var options = SQLiteLedger.Options()
+            if let sqlitePageCacheBytes { options.pageCacheBytes = max(SQLiteLedger.Options.minimumPageCacheBytes, sqlitePageCacheBytes) }
             if let sqliteMappedBytes { options.mappedBytes = max(0, sqliteMappedBytes) }
             return options
         }

@@ -70,15 +70,15 @@ public final class SQLiteLedger: Ledger {
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
 
         /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core,
-        /// an account cache of 4,096 accounts and 50,000 rows, a page cache per connection sized
-        /// from the machine's memory (``defaultPageCacheBytes(memory:)``) and no memory-mapped I/O.
+        /// an account cache of 4,096 accounts and 50,000 rows, a 2 MiB page cache per connection
+        /// (SQLite's own default) and no memory-mapped I/O.
         public init(
             synchronous: Synchronous = .normal,
             busyTimeout: Duration = .seconds(5),
             maximumIdleReaders: Int = ProcessInfo.processInfo.activeProcessorCount,
             cachedAccounts: Int = 4096,
             cachedRows: Int = 50_000,
-            pageCacheBytes: Int? = nil,
+            pageCacheBytes: Int = defaultPageCacheBytes,
             mappedBytes: Int = 0
         ) {
             self.synchronous = synchronous
@@ -86,22 +86,16 @@ public final class SQLiteLedger: Ledger {
             self.maximumIdleReaders = maximumIdleReaders
             self.cachedAccounts = max(0, cachedAccounts)
             self.cachedRows = max(0, cachedRows)
-            self.pageCacheBytes = max(Self.minimumPageCacheBytes, pageCacheBytes ?? Self.defaultPageCacheBytes(memory: SQLiteMachineMemory.bytes))
+            self.pageCacheBytes = max(Self.minimumPageCacheBytes, pageCacheBytes)
             self.mappedBytes = max(0, mappedBytes)
         }
 
-        /// The smallest page cache a connection is given: SQLite's own default (2 MiB).
-        public static let minimumPageCacheBytes = 2 << 20
-        /// The largest page cache the default gives a connection (16 MiB).
-        public static let maximumDefaultPageCacheBytes = 16 << 20
-
-        /// The default page cache per connection on a machine with `memory` bytes: a
-        /// 1/1024 of it, between 2 MiB (SQLite's default) and 16 MiB — 16 MiB from 16 GiB up.
-        /// With the writer and one idle reader per core (the defaults), the page caches of a
-        /// 2-core machine take at most 48 MiB, of a 8-core one 144 MiB.
-        public static func defaultPageCacheBytes(memory: Int) -> Int {
-            min(maximumDefaultPageCacheBytes, max(minimumPageCacheBytes, memory / 1024))
-        }
+        /// The page cache a connection is given by default: 2 MiB, SQLite's own default. A
+        /// 16 MiB cache measured no faster at 10^5 transactions (docs/scale.md) and took more
+        /// memory; larger ledgers may want one, configured.
+        public static let defaultPageCacheBytes = 2 << 20
+        /// The smallest page cache a connection is given (256 KiB).
+        public static let minimumPageCacheBytes = 256 << 10
     }
 
     public let backend = "sqlite"

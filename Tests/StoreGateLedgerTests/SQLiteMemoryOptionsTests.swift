@@ -6,8 +6,8 @@ import Testing
 @testable import StoreGateLedger
 @testable import StoreGateLedgerSQLite
 
-/// The SQLite ledger's page cache and memory-mapped I/O: sized from the machine's memory
-/// within a stated bound unless configured, and applied to the writer and every reader.
+/// The SQLite ledger's page cache and memory-mapped I/O: bounded defaults (2 MiB a connection,
+/// nothing mapped), configurable, and applied to the writer and every reader.
 @Suite("SQLite memory options")
 struct SQLiteMemoryOptionsTests {
     static func temporaryPath() throws -> String {
@@ -15,39 +15,14 @@ struct SQLiteMemoryOptionsTests {
     }
 
     static let mebibyte = 1 << 20
-    static let gibibyte = 1 << 30
-    /// Memory → the default page cache per connection.
-    static let sizes: [(memory: Int, cache: Int)] = [
-        (0, 2 * mebibyte), (512 * mebibyte, 2 * mebibyte), (2 * gibibyte, 2 * mebibyte), (4 * gibibyte, 4 * mebibyte),
-        (8 * gibibyte, 8 * mebibyte), (16 * gibibyte, 16 * mebibyte), (24 * gibibyte, 16 * mebibyte), (1024 * gibibyte, 16 * mebibyte),
-    ]
 
-    @Test("the default page cache is a 1/1024 of the memory, between 2 and 16 MiB", arguments: sizes)
-    func defaultPageCache(size: (memory: Int, cache: Int)) {
-        #expect(SQLiteLedger.Options.defaultPageCacheBytes(memory: size.memory) == size.cache)
-    }
-
-    @Test("the options default to the machine-sized page cache and no mapping; a smaller cache than SQLite's own is raised to it")
+    @Test("the options default to SQLite's own 2 MiB page cache and no mapping; a smaller cache than 256 KiB is raised to it")
     func defaults() {
         let options = SQLiteLedger.Options()
-        #expect(options.pageCacheBytes == SQLiteLedger.Options.defaultPageCacheBytes(memory: SQLiteMachineMemory.bytes))
-        #expect(options.pageCacheBytes >= 2 << 20 && options.pageCacheBytes <= 16 << 20)
+        #expect(options.pageCacheBytes == 2 * Self.mebibyte)
         #expect(options.mappedBytes == 0)
-        #expect(SQLiteLedger.Options(pageCacheBytes: 1024).pageCacheBytes == 2 << 20)
+        #expect(SQLiteLedger.Options(pageCacheBytes: 1024).pageCacheBytes == 256 << 10)
         #expect(SQLiteLedger.Options(mappedBytes: -5).mappedBytes == 0)
-        #expect(SQLiteMachineMemory.bytes > 0)
-    }
-
-    @Test("a control group's limit is read in bytes; 'max', garbage and an absent file are no limit")
-    func controlGroupLimit() throws {
-        let directory = try TemporaryFiles.directory("memory-options")
-        defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
-        for (text, expected) in [("536870912\n", 536_870_912 as Int?), ("max\n", nil), ("", nil)] {
-            let path = directory.appendingPathComponent("memory.max").path
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            #expect(SQLiteMachineMemory.limit(at: path) == expected, "\(text)")
-        }
-        #expect(SQLiteMachineMemory.limit(at: directory.appendingPathComponent("absent").path) == nil)
     }
 
     static let configured: [(pageCache: Int, mapped: Int)] = [(8 * mebibyte, 0), (4 * mebibyte, 64 * mebibyte)]

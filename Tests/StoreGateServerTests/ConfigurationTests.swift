@@ -134,7 +134,7 @@ struct ConfigurationTests {
         ("STOREGATE_PRODUCTS_FILE", "/nonexistent/products.json"),
         ("STOREGATE_ACCOUNT_TOKEN_NAMESPACE", "not-a-uuid"),
         ("STOREGATE_SQLITE_SYNCHRONOUS", "off"),
-        ("STOREGATE_SQLITE_PAGE_CACHE_MB", "1"),
+        ("STOREGATE_SQLITE_PAGE_CACHE_MB", "0"),
         ("STOREGATE_SQLITE_MMAP_MB", "-1"),
         ("STOREGATE_TRANSFER_POLICY", "move"),
         ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
