@@ -72,8 +72,23 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("sealed-proof-bytes"), help: "scale: the size of each raw proof stored sealed (AES-GCM); 0 keeps only digests, as without a key.")
     var sealedProofBytes: Int = 0
 
-    @Option(name: .customLong("fail-above"), help: "scale: exit non-zero when a per-request p50 (not the console's pages) costs more than this many times its p50 at the smallest size.")
+    @Option(name: .customLong("fail-above"), help: "scale: exit non-zero when a per-request p50 (not the console's pages, nor the account cache's lines) costs more than this many times its p50 at the smallest size.")
     var failAbove: Double?
+
+    @Option(
+        name: .customLong("keep"),
+        help: "scale: build the SQLite ledgers in this folder (scale-<size>.sqlite) and keep them, e.g. to run `storegate serve` on one."
+    )
+    var keep: String?
+
+    @Option(
+        name: .customLong("sqlite-page-cache-mb"),
+        help: "scale: SQLite's page cache per connection in MiB (default 2, as the service)."
+    )
+    var sqlitePageCacheMB: Int?
+
+    @Option(name: .customLong("sqlite-mmap-mb"), help: "scale: MiB of the file each SQLite reader maps into memory (default 0, as the service).")
+    var sqliteMmapMB: Int?
 
     @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
     var normalPath = false
@@ -100,7 +115,8 @@ struct BenchCommand: AsyncParsableCommand {
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
                     sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath,
-                    rounds: rounds ?? 5
+                    rounds: rounds ?? 5, keep: keep, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
+                    sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }
                 ))
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, scale)")
             }

@@ -40,9 +40,16 @@ enum BenchSupport {
     }
 
     /// Anonymous resident memory (the heap, not mapped files), in bytes (Linux `RssAnon`).
-    static func anonymousMemory() -> Int? {
+    static func anonymousMemory() -> Int? { residentMemory("RssAnon:") }
+
+    /// Resident pages of mapped files (the binary, libraries, a memory-mapped database), in
+    /// bytes (Linux `RssFile`).
+    static func fileBackedMemory() -> Int? { residentMemory("RssFile:") }
+
+    /// One `/proc/self/status` figure in bytes (`field` is its name with the colon).
+    static func residentMemory(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("RssAnon:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if parts.count >= 2, let kilobytes = Int(parts[1]) { return kilobytes * 1024 }
         }

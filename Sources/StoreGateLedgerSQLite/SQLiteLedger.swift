@@ -56,25 +56,46 @@ public final class SQLiteLedger: Ledger {
         /// Stored rows (transactions, renewals, notifications, balances, grants) the account
         /// cache holds at most, over all accounts.
         public var cachedRows: Int
+        /// SQLite's page cache per connection, in bytes (`PRAGMA cache_size`): the writer's and
+        /// each reader's. Pages are allocated as they are read, up to this bound; a connection
+        /// holds it until it is closed (idle readers and the writer live as long as the ledger).
+        public var pageCacheBytes: Int
+        /// How much of the file each reader maps into memory (`PRAGMA mmap_size`), in bytes;
+        /// 0 reads pages with `pread` into the page cache. Mapped pages a reader touched count
+        /// in the process's RSS (as file-backed pages the kernel may drop), so the bound is
+        /// the file's size up to this.
+        public var mappedBytes: Int
         /// Events the writer indexes for the console's timeline per transaction
         /// (``SQLiteTimelineIndex``); tests make it small to read across the mark.
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
 
         /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core,
-        /// and an account cache of 4,096 accounts and 50,000 rows.
+        /// an account cache of 4,096 accounts and 50,000 rows, a 2 MiB page cache per connection
+        /// (SQLite's own default) and no memory-mapped I/O.
         public init(
             synchronous: Synchronous = .normal,
             busyTimeout: Duration = .seconds(5),
             maximumIdleReaders: Int = ProcessInfo.processInfo.activeProcessorCount,
             cachedAccounts: Int = 4096,
-            cachedRows: Int = 50_000
+            cachedRows: Int = 50_000,
+            pageCacheBytes: Int = defaultPageCacheBytes,
+            mappedBytes: Int = 0
         ) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.maximumIdleReaders = maximumIdleReaders
             self.cachedAccounts = max(0, cachedAccounts)
             self.cachedRows = max(0, cachedRows)
+            self.pageCacheBytes = max(Self.minimumPageCacheBytes, pageCacheBytes)
+            self.mappedBytes = max(0, mappedBytes)
         }
+
+        /// The page cache a connection is given by default: 2 MiB, SQLite's own default. A
+        /// 16 MiB cache measured no faster at 10^5 transactions (docs/scale.md) and took more
+        /// memory; larger ledgers may want one, configured.
+        public static let defaultPageCacheBytes = 2 << 20
+        /// The smallest page cache a connection is given (256 KiB).
+        public static let minimumPageCacheBytes = 256 << 10
     }
 
     public let backend = "sqlite"
@@ -121,6 +142,7 @@ public final class SQLiteLedger: Ledger {
         // Checkpoints run on the checkpointer's thread; this is only the fallback bound.
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
+        try connection.execute("PRAGMA cache_size = -\(options.pageCacheBytes / 1024)")
         try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds)
         try Self.rebuildRollupsIfNeeded(connection)
         do throws(LedgerError) {
@@ -139,7 +161,8 @@ public final class SQLiteLedger: Ledger {
         self.readers = Mutex(ReaderPool())
         let busyTimeout = Self.milliseconds(options.busyTimeout)
         self.accountCache = SQLiteAccountCache(bounds: .init(accounts: options.cachedAccounts, records: options.cachedRows)) { () throws(LedgerError) in
-            try Self.openReader(path: path, busyTimeoutMilliseconds: busyTimeout)
+            // The watch connection only asks `PRAGMA data_version`: no page cache, no mapping.
+            try Self.openReader(path: path, busyTimeoutMilliseconds: busyTimeout, pageCacheBytes: 0, mappedBytes: 0)
         }
         checkpointer.start()
         configuration.logger.debug("opened the SQLite ledger", metadata: ["synchronous": "\(options.synchronous.rawValue)"])
@@ -405,14 +428,20 @@ public final class SQLiteLedger: Ledger {
         }
         if isClosed { throw LedgerError(.closed, reason: "the ledger is closed") }
         if let idle { return idle }
-        return try Self.openReader(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        return try Self.openReader(
+            path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout), pageCacheBytes: options.pageCacheBytes,
+            mappedBytes: options.mappedBytes
+        )
     }
 
     /// A read-only connection to the file: the readers' and the account cache's watch.
-    private static func openReader(path: String, busyTimeoutMilliseconds: Int32) throws(LedgerError) -> SQLiteConnection {
+    private static func openReader(
+        path: String, busyTimeoutMilliseconds: Int32, pageCacheBytes: Int, mappedBytes: Int
+    ) throws(LedgerError) -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try connection.execute("PRAGMA query_only = 1")
-        try connection.execute("PRAGMA mmap_size = \(Self.mmapSize)")
+        if pageCacheBytes > 0 { try connection.execute("PRAGMA cache_size = -\(pageCacheBytes / 1024)") }
+        try connection.execute("PRAGMA mmap_size = \(mappedBytes)")
         return connection
     }
 
@@ -455,9 +484,6 @@ public final class SQLiteLedger: Ledger {
         }
         if !kept { connection.close() }
     }
-
-    /// Readers map up to this many bytes of the file instead of copying pages with `pread`.
-    private static let mmapSize = 1 << 30
 
     private static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components

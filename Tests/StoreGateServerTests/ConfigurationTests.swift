@@ -59,6 +59,8 @@ struct ConfigurationTests {
             "STOREGATE_PRODUCTS_FILE": products.path,
             "STOREGATE_ACCOUNT_TOKEN_NAMESPACE": "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
             "STOREGATE_SQLITE_SYNCHRONOUS": "full",
+            "STOREGATE_SQLITE_PAGE_CACHE_MB": "8",
+            "STOREGATE_SQLITE_MMAP_MB": "64",
             "STOREGATE_TRANSFER_POLICY": "Transfer",
             "STOREGATE_POSTGRES_MAX_CONNECTIONS": "7",
             "STOREGATE_LOG_LEVEL": "debug",
@@ -87,6 +89,8 @@ struct ConfigurationTests {
         #expect(configuration.catalog.products["coins"]?.type == .consumable)
         #expect(configuration.accountTokenPolicy == .nameBased(namespace: UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!))
         #expect(configuration.sqliteSynchronous == .full)
+        #expect(configuration.sqlitePageCacheMB == 8)
+        #expect(configuration.sqliteMmapMB == 64)
         #expect(configuration.transferPolicy == .transfer)
         #expect(configuration.postgresMaxConnections == 7)
         #expect(configuration.logLevel == .debug)
@@ -130,6 +134,8 @@ struct ConfigurationTests {
         ("STOREGATE_PRODUCTS_FILE", "/nonexistent/products.json"),
         ("STOREGATE_ACCOUNT_TOKEN_NAMESPACE", "not-a-uuid"),
         ("STOREGATE_SQLITE_SYNCHRONOUS", "off"),
+        ("STOREGATE_SQLITE_PAGE_CACHE_MB", "0"),
+        ("STOREGATE_SQLITE_MMAP_MB", "-1"),
         ("STOREGATE_TRANSFER_POLICY", "move"),
         ("STOREGATE_POSTGRES_MAX_CONNECTIONS", "0"),
         ("STOREGATE_LOG_LEVEL", "verbose"),

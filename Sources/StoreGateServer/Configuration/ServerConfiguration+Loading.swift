@@ -128,6 +128,8 @@ extension ServerConfiguration {
             }
         }
         if let count = try reader.integer(.sqliteCacheAccounts, in: 0...1_000_000) { configuration.sqliteCachedAccounts = count }
+        if let megabytes = try reader.integer(.sqlitePageCache, in: 1...4096) { configuration.sqlitePageCacheMB = megabytes }
+        if let megabytes = try reader.integer(.sqliteMmap, in: 0...1_048_576) { configuration.sqliteMmapMB = megabytes }
         if let count = try reader.integer(.postgresMaxConnections, in: 1...1000) { configuration.postgresMaxConnections = count }
         if let milliseconds = try reader.integer(.databaseTimeout, in: 50...600_000) { configuration.databaseTimeout = .milliseconds(milliseconds) }
         if let level = reader.value(.logLevel) {

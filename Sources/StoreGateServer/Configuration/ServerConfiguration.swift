@@ -124,6 +124,12 @@ public struct ServerConfiguration: Sendable {
     /// Accounts whose stored facts the SQLite ledger keeps between reads while the file is
     /// unchanged (`STOREGATE_SQLITE_CACHE_ACCOUNTS`, default 4,096; 0 turns the cache off).
     public var sqliteCachedAccounts: Int = 4096
+    /// SQLite's page cache per connection in MiB (`STOREGATE_SQLITE_PAGE_CACHE_MB`, 1–4096,
+    /// default 2: SQLite's own).
+    public var sqlitePageCacheMB: Int = 2
+    /// MiB of the file each SQLite reader maps into memory (`STOREGATE_SQLITE_MMAP_MB`, default
+    /// 0: pages are read with `pread`). Mapped pages a reader touched count in the RSS.
+    public var sqliteMmapMB: Int = 0
     /// The PostgreSQL connection pool's size.
     public var postgresMaxConnections: Int = 20
     /// The longest a request waits for the database before it answers 503 `retryable`
@@ -242,6 +248,8 @@ extension ServerConfiguration {
         case transferPolicy = "STOREGATE_TRANSFER_POLICY"
         case sqliteSynchronous = "STOREGATE_SQLITE_SYNCHRONOUS"
         case sqliteCacheAccounts = "STOREGATE_SQLITE_CACHE_ACCOUNTS"
+        case sqlitePageCache = "STOREGATE_SQLITE_PAGE_CACHE_MB"
+        case sqliteMmap = "STOREGATE_SQLITE_MMAP_MB"
         case postgresMaxConnections = "STOREGATE_POSTGRES_MAX_CONNECTIONS"
         case databaseTimeout = "STOREGATE_DATABASE_TIMEOUT_MS"
         case logLevel = "STOREGATE_LOG_LEVEL"

@@ -89,7 +89,9 @@ public enum LedgerOpener {
                         synchronous: configuration.sqliteSynchronous, busyTimeout: configuration.databaseTimeout,
                         cachedAccounts: configuration.sqliteCachedAccounts,
                         // Twelve rows an account on average (about 25 MB at most with the default).
-                        cachedRows: configuration.sqliteCachedAccounts * 12
+                        cachedRows: configuration.sqliteCachedAccounts * 12,
+                        pageCacheBytes: configuration.sqlitePageCacheMB << 20,
+                        mappedBytes: configuration.sqliteMmapMB << 20
                     )
                 ))
             case .postgres(let url):
