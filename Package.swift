@@ -425,6 +425,7 @@ let package = Package(
                 "StoreGateEvents",  // the entitlement tracker, in the arrival-order property test
                 "StoreGateDevTools",  // the ledger-stress helper the process tests run
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // a migrated row changed behind the ledger
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: testSwift

@@ -55,7 +55,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let report = verifyOnly ? try await migration.verify(progress: Self.print) : try await migration.migrate(progress: Self.print)
             let rows = report.tables.reduce(0) { $0 + $1.sourceRows }
             let verb = verifyOnly ? "verified" : "migrated"
-            Swift.print(
+            Self.line(
                 "\(verb) \(migration.source) to \(migration.target): \(report.tables.count) tables, \(rows) rows equal on both sides, "
                     + String(format: "%.1f s", Date().timeIntervalSince(started))
             )
@@ -68,17 +68,21 @@ struct MigrateCommand: AsyncParsableCommand {
     @Sendable static func print(_ progress: LedgerMigrationProgress) {
         switch progress {
         case .copied(let table, let rows, let seconds):
-            Swift.print("copied   \(pad(table)) \(pad(String(rows), 9, left: true)) rows in " + String(format: "%7.1f s (%.0f rows/s)", seconds, Double(rows) / max(seconds, 1e-6)))
+            line("copied   \(pad(table)) \(pad(String(rows), 9, left: true)) rows in " + String(format: "%7.1f s (%.0f rows/s)", seconds, Double(rows) / max(seconds, 1e-6)))
         case .finished(let seconds):
-            Swift.print("sequences moved past the copied events, ANALYZE done in " + String(format: "%.1f s", seconds))
+            line("sequences moved past the copied events, ANALYZE done in " + String(format: "%.1f s", seconds))
         case .compared(let table, let seconds):
             let verdict = table.isEqual ? "equal" : "DIFFERENT (source \(table.sourceRows) rows \(table.sourceDigest.prefix(16)), target \(table.targetRows) rows \(table.targetDigest.prefix(16)))"
-            Swift.print(
+            line(
                 "compared \(pad(table.name)) \(pad(String(table.sourceRows), 9, left: true)) rows, sha256 \(table.sourceDigest.prefix(16)): \(verdict) "
                     + String(format: "(%.1f s)", seconds)
             )
         }
-        fflush(stdout)
+    }
+
+    /// Writes one line to standard output at once (unbuffered: a line per table as it ends).
+    private static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     private static func pad(_ text: String, _ width: Int = 29, left: Bool = false) -> String {
