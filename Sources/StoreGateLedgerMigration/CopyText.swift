@@ -38,8 +38,13 @@ struct CopyText {
     }
 
     /// Text (or JSON) as UTF-8 bytes; the caller checked they are UTF-8 without NUL.
-    mutating func appendText(_ bytes: some Collection<UInt8>) {
+    mutating func appendText(_ bytes: [UInt8]) {
         separate()
+        // Most text needs no escape: one copy then, not a write per byte.
+        guard bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else {
+            buffer.writeBytes(bytes)
+            return
+        }
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
@@ -54,15 +59,18 @@ struct CopyText {
     mutating func appendBlob(_ bytes: some Collection<UInt8>) {
         separate()
         buffer.writeStaticString("\\\\x")
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { hex in
-            buffer.reserveCapacity(minimumWritableBytes: bytes.count * 2)
-            for byte in bytes {
-                buffer.writeInteger(hex[Int(byte >> 4)])
-                buffer.writeInteger(hex[Int(byte & 0x0F)])
-            }
+        let hex = Self.hexDigits
+        var text = [UInt8](repeating: 0, count: bytes.count * 2)
+        var index = 0
+        for byte in bytes {
+            text[index] = hex[Int(byte >> 4)]
+            text[index + 1] = hex[Int(byte & 0x0F)]
+            index += 2
         }
+        buffer.writeBytes(text)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     mutating func endRow() {
         buffer.writeInteger(UInt8(ascii: "\n"))
