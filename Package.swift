@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "StoreGateLedger", targets: ["StoreGateLedger"]),
         .library(name: "StoreGateLedgerSQLite", targets: ["StoreGateLedgerSQLite"]),
         .library(name: "StoreGateLedgerPostgres", targets: ["StoreGateLedgerPostgres"]),
+        .library(name: "StoreGateLedgerMigration", targets: ["StoreGateLedgerMigration"]),
         .library(name: "StoreGateWorkers", targets: ["StoreGateWorkers"]),
         .library(name: "StoreGateEvents", targets: ["StoreGateEvents"]),
         .library(name: "StoreGateSync", targets: ["StoreGateSync"]),
@@ -192,6 +193,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // `storegate migrate`: moves a whole ledger from SQLite to PostgreSQL (COPY, in key
+        // order) and proves it with a row count and a digest per table on both sides. The one
+        // module that sees both backends; the SQL of the copy lives here.
+        .target(
+            name: "StoreGateLedgerMigration",
+            dependencies: [
+                "StoreGateCore",
+                "StoreGateLedger",
+                "StoreGateLedgerSQLite",
+                "StoreGateLedgerPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The one shape of every background worker: a round on a schedule, backoff after a
         // failure, the same metrics, a start gate (the ledger migrated) and a health registry.
         .target(
@@ -324,6 +343,7 @@ let package = Package(
                 "StoreGateAppStoreClient",
                 "StoreGateHTTP",
                 "StoreGateLedger",
+                "StoreGateLedgerMigration",
                 "StoreGateServer",
                 "StoreGateSync",
                 .product(name: "X509", package: "swift-certificates"),
@@ -400,10 +420,12 @@ let package = Package(
             name: "StoreGateLedgerTests",
             dependencies: [
                 "StoreGateCore", "StoreGateLedger", "StoreGateLedgerSQLite", "StoreGateLedgerPostgres",
+                "StoreGateLedgerMigration",  // migrate round trips between the two backends
                 "StoreGateTestSupport",
                 "StoreGateEvents",  // the entitlement tracker, in the arrival-order property test
                 "StoreGateDevTools",  // the ledger-stress helper the process tests run
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // a migrated row changed behind the ledger
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: testSwift

@@ -18,6 +18,7 @@ struct StoreGateCommand: AsyncParsableCommand {
             GrantCommand.self,
             KeysCommand.self,
             TransferCommand.self,
+            MigrateCommand.self,
         ]
     )
 }

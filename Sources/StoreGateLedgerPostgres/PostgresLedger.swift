@@ -485,7 +485,7 @@ public final class PostgresLedger: Ledger {
     }
 
     /// A description of a PostgreSQL error with its SQLSTATE and primary message only.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let error = error as? PSQLError else {
             if let error = error as? LedgerError { return error.reason }
             return String(describing: type(of: error))

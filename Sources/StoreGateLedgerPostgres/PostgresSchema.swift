@@ -368,3 +368,9 @@ enum PostgresSchema {
         }
     }
 }
+
+extension PostgresLedger {
+    /// The schema versions this StoreGate's PostgreSQL ledger applies (10 was never used): a
+    /// database is current when `ledger_migrations` records exactly these.
+    package static var schemaVersions: [Int] { PostgresSchema.migrations.map(\.version) }
+}

@@ -1,5 +1,5 @@
 import CSQLite
-import StoreGateLedger
+package import StoreGateLedger
 
 /// One SQLite connection (the amalgamation CSQLite compiles), with its prepared statements cached
 /// by SQL text.
@@ -7,7 +7,7 @@ import StoreGateLedger
 /// `@unchecked Sendable` because one thread uses it at a time: the writer connection only on
 /// ``SQLiteWriter``'s thread, a reader only while taken out of the reader pool for one call.
 /// SQLite itself runs in multi-thread mode (`SQLITE_OPEN_NOMUTEX`), which allows exactly this.
-final class SQLiteConnection: @unchecked Sendable {
+package final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
     private var isClosed = false
@@ -23,11 +23,14 @@ final class SQLiteConnection: @unchecked Sendable {
     ///
     /// Deleted content is not overwritten with zeros (`secure_delete`, on in Debian's build):
     /// the ledger deletes almost nothing, and what it stores of proofs is sealed or a digest.
-    init(path: String, create: Bool, busyTimeoutMilliseconds: Int32) throws(LedgerError) {
+    ///
+    /// `readOnly` opens it with `SQLITE_OPEN_READONLY` (never created, never written: what
+    /// `storegate migrate` reads its source with).
+    package init(path: String, create: Bool, busyTimeoutMilliseconds: Int32, readOnly: Bool = false) throws(LedgerError) {
         _ = Self.configured
         var pointer: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        if create { flags |= SQLITE_OPEN_CREATE }
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let status = sqlite3_open_v2(path, &pointer, flags, nil)
         guard let pointer else {
             throw LedgerError(.storage, reason: "SQLite could not allocate a connection (status \(status))")
@@ -39,7 +42,7 @@ final class SQLiteConnection: @unchecked Sendable {
         }
         handle = pointer
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
-        try execute("PRAGMA secure_delete = OFF")
+        if !readOnly { try execute("PRAGMA secure_delete = OFF") }
     }
 
     deinit {
@@ -47,7 +50,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Finalizes every statement and closes the connection.
-    func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         for statement in statements.values { sqlite3_finalize(statement) }
@@ -56,12 +59,12 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
-    var isInTransaction: Bool {
+    package var isInTransaction: Bool {
         !isClosed && sqlite3_get_autocommit(handle) == 0
     }
 
     /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).
-    func execute(_ sql: String) throws(LedgerError) {
+    package func execute(_ sql: String) throws(LedgerError) {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         if status != SQLITE_OK {
@@ -78,7 +81,7 @@ final class SQLiteConnection: @unchecked Sendable {
     /// parameter again. (`sqlite3_clear_bindings` would expire the statement whenever the
     /// planner noted that a bound value may change its plan — as it does for every `column =
     /// ?` filter that no index serves — and each use then compiled the SQL again.)
-    func query(_ sql: String, _ binds: [SQLiteValue] = [], row: (SQLiteRow) throws(LedgerError) -> Void) throws(LedgerError) {
+    package func query(_ sql: String, _ binds: [SQLiteValue] = [], row: (SQLiteRow) throws(LedgerError) -> Void) throws(LedgerError) {
         let statement = try prepared(sql)
         defer { sqlite3_reset(statement) }
         let parameters = Int(sqlite3_bind_parameter_count(statement))
@@ -100,13 +103,13 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs a cached statement and returns the number of rows it changed.
     @discardableResult
-    func run(_ sql: String, _ binds: [SQLiteValue] = []) throws(LedgerError) -> Int {
+    package func run(_ sql: String, _ binds: [SQLiteValue] = []) throws(LedgerError) -> Int {
         try query(sql, binds) { _ throws(LedgerError) in }
         return Int(sqlite3_changes(handle))
     }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes), rolling back on error.
-    func transaction<T>(immediate: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+    package func transaction<T>(immediate: Bool, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
         try run(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         do {
             let result = try body()
@@ -189,7 +192,7 @@ nonisolated(unsafe) private let emptyBytes: UnsafeMutablePointer<UInt8> = {
 }()
 
 /// A value bound to a statement parameter.
-enum SQLiteValue {
+package enum SQLiteValue {
     case null
     case integer(Int64)
     case text(String)
@@ -201,33 +204,56 @@ enum SQLiteValue {
     static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
 }
 
+/// SQLite's storage classes (`sqlite3_column_type`).
+package enum SQLiteStorageClass: Sendable {
+    case null, integer, real, text, blob
+}
+
 /// The current result row of a statement; valid only inside the row callback.
-struct SQLiteRow {
+package struct SQLiteRow {
     let statement: OpaquePointer
 
-    func isNull(_ column: Int32) -> Bool {
+    /// The storage class SQLite holds in `column` (its type affinity applied): what a reader
+    /// that must not coerce (``SQLiteRow/integer(_:)`` reads text as 0) checks first.
+    package func storageClass(_ column: Int32) -> SQLiteStorageClass {
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        default: .blob
+        }
+    }
+
+    /// The bytes of a text or blob in `column` as stored (text is not decoded: invalid UTF-8
+    /// stays visible to the caller).
+    package func bytes(_ column: Int32) -> [UInt8] {
+        blob(column)
+    }
+
+    package func isNull(_ column: Int32) -> Bool {
         sqlite3_column_type(statement, column) == SQLITE_NULL
     }
 
-    func integer(_ column: Int32) -> Int64 {
+    package func integer(_ column: Int32) -> Int64 {
         sqlite3_column_int64(statement, column)
     }
 
-    func optionalInteger(_ column: Int32) -> Int64? {
+    package func optionalInteger(_ column: Int32) -> Int64? {
         isNull(column) ? nil : integer(column)
     }
 
-    func text(_ column: Int32) -> String {
+    package func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(statement, column) else { return "" }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    func optionalText(_ column: Int32) -> String? {
+    package func optionalText(_ column: Int32) -> String? {
         isNull(column) ? nil : text(column)
     }
 
-    func blob(_ column: Int32) -> [UInt8] {
+    package func blob(_ column: Int32) -> [UInt8] {
         // column_blob first, then column_bytes, as SQLite's documentation asks.
         let pointer = sqlite3_column_blob(statement, column)
         let count = Int(sqlite3_column_bytes(statement, column))
@@ -235,7 +261,7 @@ struct SQLiteRow {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    func optionalBlob(_ column: Int32) -> [UInt8]? {
+    package func optionalBlob(_ column: Int32) -> [UInt8]? {
         isNull(column) ? nil : blob(column)
     }
 }

@@ -480,3 +480,9 @@ enum SQLiteSchema {
         }
     }
 }
+
+extension SQLiteLedger {
+    /// The schema versions this StoreGate's SQLite ledger applies (10 was never used): a file
+    /// is current when `ledger_migrations` records exactly these.
+    package static var schemaVersions: [Int] { SQLiteSchema.migrations.map(\.version) }
+}
