@@ -1,5 +1,5 @@
 public import Logging
-public import StoreGateCore
+import StoreGateCore
 public import StoreGateLedger
 import StoreGateSignedData
 

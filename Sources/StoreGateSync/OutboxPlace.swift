@@ -1,5 +1,5 @@
 public import Foundation
-public import StoreGateLedger
+import StoreGateLedger
 import StoreGateWorkers
 
 /// A worker's place in the ledger's outbox, kept as a leased state: one instance follows the

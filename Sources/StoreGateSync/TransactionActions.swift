@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 public import Metrics
 public import StoreGateAppStoreClient
-public import StoreGateCore
+import StoreGateCore
 public import StoreGateLedger
 public import StoreGateWorkers
 

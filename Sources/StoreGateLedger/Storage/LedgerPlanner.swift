@@ -1,5 +1,5 @@
-public import Foundation
-public import StoreGateCore
+package import Foundation
+package import StoreGateCore
 
 /// A proof validated, normalized and sealed for one account, ready to be planned.
 ///
