@@ -78,12 +78,7 @@ public struct LedgerMigration: Sendable {
             for table in MigratedTable.all {
                 let started = ContinuousClock.now
                 let theirs = try await target.digest(table)
-                let ours = source.digests[table.name] ?? TableDigest()
-                let result = LedgerMigrationReport.Table(
-                    name: table.name, sourceRows: ours.rows, targetRows: theirs.rows, sourceDigest: ours.hex(), targetDigest: theirs.hex()
-                )
-                progress(.compared(result, seconds: Self.seconds(since: started)))
-                compared.append(result)
+                compared.append(Self.compared(table, ours: source.digests[table.name] ?? TableDigest(), theirs: theirs, since: started, progress))
             }
             return try Self.verdict(LedgerMigrationReport(tables: compared), target: target.location)
         }
@@ -110,18 +105,25 @@ public struct LedgerMigration: Sendable {
                 async let theirs = Self.result { () throws(LedgerMigrationError) in try await target.digest(table) }
                 try await Self.read(table, from: source, batchRows: batchRows)
                 let digest = try await theirs.get()
-                let ours = source.digests[table.name] ?? TableDigest()
-                let result = LedgerMigrationReport.Table(
-                    name: table.name, sourceRows: ours.rows, targetRows: digest.rows, sourceDigest: ours.hex(), targetDigest: digest.hex()
-                )
-                progress(.compared(result, seconds: Self.seconds(since: started)))
-                compared.append(result)
+                compared.append(Self.compared(table, ours: source.digests[table.name] ?? TableDigest(), theirs: digest, since: started, progress))
             }
             return try Self.verdict(LedgerMigrationReport(tables: compared), target: target.location)
         }
     }
 
     // MARK: Steps
+
+    /// One table's comparison of the two sides' digests, reported to `progress`.
+    private static func compared(
+        _ table: MigratedTable, ours: TableDigest, theirs: TableDigest, since started: ContinuousClock.Instant,
+        _ progress: (LedgerMigrationProgress) -> Void
+    ) -> LedgerMigrationReport.Table {
+        let result = LedgerMigrationReport.Table(
+            name: table.name, sourceRows: ours.rows, targetRows: theirs.rows, sourceDigest: ours.hex(), targetDigest: theirs.hex()
+        )
+        progress(.compared(result, seconds: seconds(since: started)))
+        return result
+    }
 
     private func locations() throws(LedgerMigrationError) -> (path: String, url: String) {
         guard case .sqlite(let path) = source, case .postgres(let url) = target else {
