@@ -147,11 +147,12 @@ final class SQLiteAccountCache: Sendable {
     /// changed since (the entry is then gone or replaced) or the row budget has no room left.
     func remember(_ derived: Derived, for account: AccountID, checkedAt version: Int64) {
         state.withLock { state in
-            guard state.version == version, var entry = state.entries[account] else { return }
-            let added = (entry.derived == nil ? 2 : 1) * entry.facts.weight - entry.weight
+            guard state.version == version, let entry = state.entries[account] else { return }
+            var updated = entry
+            updated.derived = derived
+            let added = updated.weight - entry.weight
             guard state.weight + added <= bounds.records else { return }
-            entry.derived = derived
-            state.entries[account] = entry
+            state.entries[account] = updated
             state.weight += added
         }
     }

@@ -102,6 +102,9 @@ struct SQLiteAccountCacheTests {
             Purchases.date(2), Purchases.date(29), Purchases.date(30).addingTimeInterval(-0.001), Purchases.date(30),
             Purchases.date(33), grace.addingTimeInterval(-0.001), grace, Purchases.date(90),
         ]
+        _ = try await cached.entitlements(for: erin, at: Purchases.date(1))
+        // The entry and its derived holdings; replacing the holdings later changes nothing.
+        let held = cached.accountCache.usage
         var states: [SubscriptionEntitlement.State] = []
         for instant in instants {
             for _ in 0..<2 {
@@ -113,6 +116,7 @@ struct SQLiteAccountCacheTests {
             states.append(try await cached.entitlements(for: erin, at: instant).subscriptions.first?.state ?? .expired)
         }
         #expect(states == [.active, .active, .active, .inGracePeriod, .inGracePeriod, .inGracePeriod, .inBillingRetry, .inBillingRetry])
+        #expect(cached.accountCache.usage == held)
         // A read at an earlier instant than the derived holdings' is derived again, not reused.
         #expect(try await cached.entitlements(for: erin, at: Purchases.date(3)).subscriptions.first?.state == .active)
         // A refund written afterwards is seen by the next read (the entry and its holdings go).
