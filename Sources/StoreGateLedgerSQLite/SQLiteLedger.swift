@@ -449,24 +449,22 @@ public final class SQLiteLedger: Ledger {
     /// kept on a miss), or reused from the entry when they were derived for a span that holds
     /// `date`.
     func holdings(_ account: AccountID, at date: Date) throws(LedgerError) -> EntitlementFacts {
-        guard accountCache.isEnabled else {
-            let facts = try readAccountFacts(account)
-            return EntitlementFacts(holdings: EntitlementCalculator.entitlements(for: account, records: facts.records, at: date), grants: facts.grants)
-        }
-        let lookup = try accountCache.lookUp(account)
-        if let facts = lookup.facts, let holdings = lookup.derived?.holdings(at: date) {
+        let lookup = accountCache.isEnabled ? try accountCache.lookUp(account) : nil
+        if let facts = lookup?.facts, let holdings = lookup?.derived?.holdings(at: date) {
             return EntitlementFacts(holdings: holdings, grants: facts.grants)
         }
         let facts: SQLiteAccountCache.Facts
-        if let cached = lookup.facts {
+        if let cached = lookup?.facts {
             facts = cached
         } else {
             facts = try readAccountFacts(account)
-            accountCache.store(facts, for: account, readAfter: lookup.version)
+            if let lookup { accountCache.store(facts, for: account, readAfter: lookup.version) }
         }
         let holdings = EntitlementCalculator.entitlements(for: account, records: facts.records, at: date)
-        let until = EntitlementCalculator.nextChange(after: date, records: facts.records)
-        accountCache.remember(.init(holdings: holdings, from: date, until: until), for: account, checkedAt: lookup.version)
+        if let lookup {
+            let until = EntitlementCalculator.nextChange(after: date, records: facts.records)
+            accountCache.remember(.init(holdings: holdings, from: date, until: until), for: account, checkedAt: lookup.version)
+        }
         return EntitlementFacts(holdings: holdings, grants: facts.grants)
     }
 
