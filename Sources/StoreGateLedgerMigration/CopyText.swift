@@ -1,4 +1,5 @@
 import NIOCore
+import StoreGateCore
 
 /// Rows in PostgreSQL's `COPY … FROM STDIN` text format: fields separated by tabs, rows ended
 /// by a newline, `\N` for null; backslash, tab, newline and carriage return escaped in text;
@@ -59,18 +60,8 @@ struct CopyText {
     mutating func appendBlob(_ bytes: some Collection<UInt8>) {
         separate()
         buffer.writeStaticString("\\\\x")
-        let hex = Self.hexDigits
-        var text = [UInt8](repeating: 0, count: bytes.count * 2)
-        var index = 0
-        for byte in bytes {
-            text[index] = hex[Int(byte >> 4)]
-            text[index + 1] = hex[Int(byte & 0x0F)]
-            index += 2
-        }
-        buffer.writeBytes(text)
+        buffer.writeString(Hex.encode(bytes))
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     mutating func endRow() {
         buffer.writeInteger(UInt8(ascii: "\n"))

@@ -54,10 +54,7 @@ struct TableDigest: Sendable {
 
     /// The digest, as lowercase hex.
     func hex() -> String {
-        hasher.finalize().map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+        Hex.encode(hasher.finalize())
     }
 
     private mutating func appendCanonical(_ value: JSONValue) {
