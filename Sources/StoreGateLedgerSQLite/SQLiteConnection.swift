@@ -63,6 +63,17 @@ package final class SQLiteConnection: @unchecked Sendable {
         !isClosed && sqlite3_get_autocommit(handle) == 0
     }
 
+    /// The WAL-index header's commit counter, last frame and salts, read from the shared memory
+    /// this connection mapped when it last read the WAL (`storegate_sqlite3_wal_index_version`):
+    /// no transaction, no lock. `nil` when it cannot tell (nothing mapped yet, a write in
+    /// progress at that instant): ask `PRAGMA data_version` instead.
+    func walIndexVersion() -> (change: UInt32, lastFrame: UInt32, salt1: UInt32, salt2: UInt32)? {
+        guard !isClosed else { return nil }
+        var version = storegate_wal_index_version()
+        guard storegate_sqlite3_wal_index_version(handle, &version) == 1 else { return nil }
+        return (version.change, version.lastFrame, version.salt1, version.salt2)
+    }
+
     /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).
     package func execute(_ sql: String) throws(LedgerError) {
         var message: UnsafeMutablePointer<CChar>?

@@ -64,6 +64,48 @@ struct SQLiteAccountCacheTests {
         await writer.close()
     }
 
+    @Test("the version is read from the WAL-index header once the watch connection has read the WAL; every commit by any connection moves it, across a WAL restart")
+    func headerVersionMovesWithEveryCommit() async throws {
+        let path = try Self.temporaryPath()
+        let reader = try SQLiteLedger(path: path)
+        let writer = try SQLiteLedger(path: path)
+        let dave = Purchases.account("dave")
+        // The first check opens the watch connection and asks the pragma (nothing mapped yet).
+        guard case .dataVersion = try reader.accountCache.lookUp(dave).version else {
+            Issue.record("the first check did not ask PRAGMA data_version")
+            return
+        }
+        let quiet = try reader.accountCache.lookUp(dave).version
+        guard case .walIndex = quiet else {
+            Issue.record("the check after the first did not read the WAL-index header: \(quiet)")
+            return
+        }
+        #expect(try reader.accountCache.lookUp(dave).version == quiet, "no commit, same version")
+        var seen: [SQLiteAccountCache.FileVersion] = [quiet]
+        for index in 0..<24 {
+            if index == 12 {
+                // Everything copied back into the database and the WAL emptied: the next commit
+                // starts the WAL again from its first frame, under new salts.
+                let other = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: 5_000)
+                try other.query("PRAGMA wal_checkpoint(TRUNCATE)") { _ throws(LedgerError) in }
+                other.close()
+            }
+            // Alternately this process's other ledger (another connection) and the reader's own.
+            let ledger = index.isMultiple(of: 2) ? writer : reader
+            try await ledger.record(Purchases.proof(Purchases.consumable("c\(index)", product: "coins", quantity: 1)), for: dave)
+            let version = try reader.accountCache.lookUp(dave).version
+            guard case .walIndex = version else {
+                Issue.record("commit \(index): the check fell back to the pragma with nobody writing")
+                continue
+            }
+            #expect(!seen.contains(version), "commit \(index) left the version at one already seen")
+            seen.append(version)
+            #expect(try await reader.entitlements(for: dave, at: Purchases.date(2)).balance(of: "coins") == index + 1)
+        }
+        await reader.close()
+        await writer.close()
+    }
+
     @Test("the cache holds at most its accounts and rows; an account heavier than a sixteenth of the rows is read, never kept")
     func bounded() async throws {
         let ledger = try SQLiteLedger(path: try Self.temporaryPath(), options: .init(cachedAccounts: 3, cachedRows: 64))
