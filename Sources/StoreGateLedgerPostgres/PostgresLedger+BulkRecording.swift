@@ -55,6 +55,22 @@ extension PostgresLedger: BulkRecording {
 }
 
 extension PostgresLedger {
+    /// Brings the planner's statistics and the visibility map up to date after a bulk build or
+    /// an import: `VACUUM (ANALYZE)` of every table of the database, outside any transaction.
+    ///
+    /// Right after hundreds of thousands of rows arrive, the planner still holds the
+    /// statistics of a much smaller table, so it picks plans made for it (a page of events
+    /// read by a scan, not its index), and no page is marked all-visible, so an index-only
+    /// scan still reads the table. Autovacuum fixes both, on its own schedule (it analyzes a
+    /// table after a tenth of its rows changed, and can still be busy while the first requests
+    /// arrive); this does it now. `storegate-dev bench scale` calls it after each build.
+    public func vacuumAndAnalyze() async throws(LedgerError) {
+        let logger = self.logger
+        try await withConnection(bounded: false) { connection in
+            _ = try await connection.query("VACUUM (ANALYZE)", logger: logger)
+        }
+    }
+
     /// The bytes the database takes on disk (`pg_database_size`: tables, indexes, TOAST; not
     /// the server's WAL): what `storegate-dev bench scale` divides by the transactions.
     package func databaseBytes() async throws(LedgerError) -> Int {
