@@ -161,7 +161,8 @@ public final class SQLiteLedger: Ledger {
         self.readers = Mutex(ReaderPool())
         let busyTimeout = Self.milliseconds(options.busyTimeout)
         self.accountCache = SQLiteAccountCache(bounds: .init(accounts: options.cachedAccounts, records: options.cachedRows)) { () throws(LedgerError) in
-            // The watch connection only asks `PRAGMA data_version`: no page cache, no mapping.
+            // The watch connection only reads the WAL-index header (or asks `PRAGMA data_version`):
+            // no page cache, no mapping of the database.
             try Self.openReader(path: path, busyTimeoutMilliseconds: busyTimeout, pageCacheBytes: 0, mappedBytes: 0)
         }
         checkpointer.start()
