@@ -405,20 +405,3 @@ enum SearchSQL: LedgerStatementSQL {
             """
     }
 }
-
-enum ActivityEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_activity_events_v4"
-    static let sql = """
-        SELECT type, MIN(recorded_at), COUNT(*) FROM ledger_events
-        WHERE recorded_at >= $1 AND recorded_at < $2 AND type = ANY($3::text[])
-        GROUP BY type, recorded_at / 86400000
-        """
-}
-
-enum ActivitySubscriptionsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_activity_subscriptions_v4"
-    static let sql = """
-        SELECT purchase_date, LEAST(expires_date, COALESCE(revocation_date, expires_date)) FROM ledger_transactions
-        WHERE product_type = $1 AND NOT is_upgraded AND expires_date > $2 AND purchase_date < $3
-        """
-}

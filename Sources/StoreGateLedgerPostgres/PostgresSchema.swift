@@ -303,6 +303,10 @@ enum PostgresSchema {
             PostgresFunctions.accountWithMoney,
             PostgresFunctions.applyWithMoney,
         ] + PostgresAnalytics.views),
+        Migration(
+            version: 15, description: "the console overview's activity counted per day, kept by triggers",
+            statements: PostgresActivityDays.migration
+        ),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the
