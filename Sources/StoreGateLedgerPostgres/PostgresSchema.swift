@@ -304,8 +304,9 @@ enum PostgresSchema {
             PostgresFunctions.applyWithMoney,
         ] + PostgresAnalytics.views),
         Migration(
-            version: 15, description: "the console overview's activity counted per day, kept by triggers",
-            statements: PostgresActivityDays.migration
+            version: 15,
+            description: "the console overview's activity counted per day, kept by triggers; ledger_prune_events_v2 never moves the retention mark past the events",
+            statements: PostgresActivityDays.migration + [PostgresEvents.pruneNeverAhead]
         ),
     ]
 
