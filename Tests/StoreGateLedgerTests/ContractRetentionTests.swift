@@ -58,7 +58,7 @@ extension LedgerTests {
                 for index in 1...3 {
                     try await ledger.record(Purchases.proof(Purchases.nonConsumable("n\(index)")), for: alice)
                 }
-                #expect(try await ledger.events(after: 1, limit: 100).map(\.sequence) == [2, 3], "no cursor expired")
+                #expect(try await Self.sequences(ledger, after: 1) == [2, 3], "no cursor expired")
                 #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 4) == EventPruning(deleted: 2, prunedThrough: 2))
                 #expect(try await Self.sequences(ledger, after: 2) == [3])
             }
