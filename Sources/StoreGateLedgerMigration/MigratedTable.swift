@@ -70,7 +70,7 @@ struct MigratedTable: Sendable {
 }
 
 extension MigratedTable {
-    /// Every table of the ledger at schema 14, in the order they are copied (parents of the
+    /// Every table of the ledger at schema 15, in the order they are copied (parents of the
     /// outbox first; none of them has a foreign key, so the order is only for people reading
     /// the progress).
     static let all: [MigratedTable] = [
@@ -158,5 +158,8 @@ extension MigratedTable {
         MigratedTable("ledger_analytics_state", [
             ("singleton", .integer), ("needs_rebuild", .boolean), ("rebuilt_at", .integer),
         ], key: [], isSingleton: true),
+        // The overview's per-day counts (schema 15), copied as the source holds them: the
+        // target's triggers stand aside while its copies run (`storegate.copying`).
+        MigratedTable("ledger_activity_days", [("day", .integer), ("kind", .text), ("count", .integer)], key: ["day", "kind"]),
     ]
 }

@@ -157,6 +157,9 @@ struct PostgresLedgerTarget: Sendable {
 
     /// Writes one batch of `table` with `COPY … FROM STDIN` (one statement, one transaction);
     /// a singleton's row replaces the one the migrations inserted, in the same transaction.
+    ///
+    /// The transaction sets `storegate.copying`: the triggers that keep `ledger_activity_days`
+    /// from the events and transactions stand aside, since that table is copied as well.
     func copy(_ table: MigratedTable, _ text: CopyText) async throws(LedgerMigrationError) {
         let logger = self.logger
         let buffer = text.buffer
@@ -165,17 +168,18 @@ struct PostgresLedgerTarget: Sendable {
                 // The copy is verified before it is used; a crash midway means starting again
                 // on an empty database anyway.
                 _ = try await connection.query("SET synchronous_commit = off", logger: logger)
-                if table.isSingleton {
-                    _ = try await connection.query("BEGIN", logger: logger)
-                    _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table.name)"), logger: logger)
-                }
+                _ = try await connection.query("BEGIN", logger: logger)
                 do {
+                    _ = try await connection.query("SET LOCAL storegate.copying = 'on'", logger: logger)
+                    if table.isSingleton {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table.name)"), logger: logger)
+                    }
                     try await connection.copyFrom(table: table.name, columns: table.copyColumns, logger: logger) { writer in
                         try await writer.write(buffer)
                     }
-                    if table.isSingleton { _ = try await connection.query("COMMIT", logger: logger) }
+                    _ = try await connection.query("COMMIT", logger: logger)
                 } catch {
-                    if table.isSingleton { _ = try? await connection.query("ROLLBACK", logger: logger) }  // the copy's error is what matters
+                    _ = try? await connection.query("ROLLBACK", logger: logger)  // the copy's error is what matters
                     throw error
                 }
             }

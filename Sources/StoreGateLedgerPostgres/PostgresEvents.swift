@@ -220,8 +220,22 @@ enum PostgresEvents {
     /// numbered events recorded before `cutoff`, never the newest, never past an endpoint's
     /// fan-out cursor or up to a pending or failed delivery, with their deliveries;
     /// one pruner at a time (the head row's lock, which the sequencer takes too).
-    static let prune = """
-        CREATE OR REPLACE FUNCTION ledger_prune_events_v1(cutoff bigint, batch integer)
+    ///
+    /// With no numbered event, `LEAST` ignored the missing newest and moved the retention mark
+    /// `batch` ahead of any event: the next events' cursors expired and those events were never
+    /// deleted. Version 2 (``pruneNeverAhead``) fixes it; this one stays as schema 8 created it.
+    static var prune: String { pruneFunction(version: 1) }
+
+    /// `ledger_prune_events_v2(cutoff, batch)` (schema 15): version 1 with no numbered event
+    /// counting as a newest sequence of 0, so nothing is deleted and the mark stays.
+    static var pruneNeverAhead: String { pruneFunction(version: 2) }
+
+    private static func pruneFunction(version: Int) -> String {
+        let newest = version < 2
+            ? "(SELECT MAX(x.sequence) FROM ledger_events x WHERE x.sequence IS NOT NULL) - 1"
+            : "(SELECT COALESCE(MAX(x.sequence), 0) FROM ledger_events x WHERE x.sequence IS NOT NULL) - 1"
+        return """
+        CREATE OR REPLACE FUNCTION ledger_prune_events_v\(version)(cutoff bigint, batch integer)
         RETURNS TABLE (deleted bigint, through bigint) LANGUAGE plpgsql SET enable_seqscan = off SET jit = off AS $fn$
         DECLARE
             pruned bigint;
@@ -231,7 +245,7 @@ enum PostgresEvents {
         BEGIN
             SELECT h.pruned_through INTO pruned FROM ledger_event_head h WHERE h.singleton FOR UPDATE;
             SELECT LEAST(
-                (SELECT MAX(x.sequence) FROM ledger_events x WHERE x.sequence IS NOT NULL) - 1,
+                \(newest),
                 pruned + batch,
                 (SELECT MIN(c.sequence) FROM ledger_webhook_cursors c),
                 (SELECT MIN(d.sequence) FROM ledger_deliveries d WHERE d.status IN ('pending', 'failed')) - 1
@@ -255,6 +269,7 @@ enum PostgresEvents {
         END;
         $fn$
         """
+    }
 
     /// `ledger_consume_v2(account, product, quantity, key, consumed at, event id, recorded at)`:
     /// version 1's statement, and the `consumable.consumed` event of a consumption (the same
@@ -376,8 +391,8 @@ enum EventsSQL: LedgerStatementSQL {
 }
 
 enum PruneEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_prune_events_v1"
-    static let sql = "SELECT * FROM ledger_prune_events_v1($1, $2::integer)"
+    static let name = "storegate_ledger_prune_events_v2"
+    static let sql = "SELECT * FROM ledger_prune_events_v2($1, $2::integer)"
 }
 
 // MARK: The console's reads
@@ -404,21 +419,4 @@ enum SearchSQL: LedgerStatementSQL {
             ) AS found ORDER BY purchase_date DESC, transaction_id DESC LIMIT $3
             """
     }
-}
-
-enum ActivityEventsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_activity_events_v4"
-    static let sql = """
-        SELECT type, MIN(recorded_at), COUNT(*) FROM ledger_events
-        WHERE recorded_at >= $1 AND recorded_at < $2 AND type = ANY($3::text[])
-        GROUP BY type, recorded_at / 86400000
-        """
-}
-
-enum ActivitySubscriptionsSQL: LedgerStatementSQL {
-    static let name = "storegate_ledger_activity_subscriptions_v4"
-    static let sql = """
-        SELECT purchase_date, LEAST(expires_date, COALESCE(revocation_date, expires_date)) FROM ledger_transactions
-        WHERE product_type = $1 AND NOT is_upgraded AND expires_date > $2 AND purchase_date < $3
-        """
 }

@@ -313,18 +313,15 @@ public final class PostgresLedger: Ledger {
         let window = try BrowsingQuery.window(days: days, endingAt: date)
         return try await withConnection { connection in
             var tally = window
-            let types = ActivityTally.countedTypes.map(\.rawValue)
+            let first = tally.firstDayNumber
             for row in try await Self.execute(
-                ActivityEventsSQL.self, connection, [.integer(tally.start), .integer(tally.end), .texts(types)], logger: self.logger
+                ActivityDaysSQL.self, connection, [.integer(first), .integer(tally.endDayNumber)], logger: self.logger
             ) {
-                tally.count(try row.text(0), recordedAt: try row.integer(1), count: Int(try row.integer(2)))
-            }
-            // Streamed: one subscription period at a time, whatever the ledger's size.
-            let statement = PreparedLedgerStatement<ActivitySubscriptionsSQL>(
-                values: [.text(ProductType.autoRenewable.rawValue), .integer(tally.start), .integer(tally.end)]
-            )
-            for try await row in try await connection.execute(statement, logger: self.logger) {
-                tally.countSubscription(purchase: try row.integer(0), until: try row.integer(1))
+                let day = try row.integer(0), name = try row.text(1), count = Int(try row.integer(2))
+                guard let kind = ActivityKind(rawValue: name) else {
+                    throw LedgerError(.storage, reason: "ledger_activity_days holds an unknown kind '\(name)'")
+                }
+                if day < first { tally.addActiveBeforeWindow(count) } else { tally.add(kind, day: day, count: count) }
             }
             return tally.result()
         }

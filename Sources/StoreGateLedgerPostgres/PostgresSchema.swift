@@ -303,6 +303,11 @@ enum PostgresSchema {
             PostgresFunctions.accountWithMoney,
             PostgresFunctions.applyWithMoney,
         ] + PostgresAnalytics.views),
+        Migration(
+            version: 15,
+            description: "the console overview's activity counted per day, kept by triggers; ledger_prune_events_v2 never moves the retention mark past the events",
+            statements: PostgresActivityDays.migration + [PostgresEvents.pruneNeverAhead]
+        ),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

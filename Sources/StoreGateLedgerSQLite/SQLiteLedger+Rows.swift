@@ -351,52 +351,6 @@ extension SQLiteLedger {
         return BrowsingQuery.ordered(Array(found.values), limit: limit)
     }
 
-    /// Fills the overview's counts: events per day and type, then every subscription period
-    /// that reaches into the window (streamed, one row at a time).
-    static func tally(_ connection: SQLiteConnection, into tally: inout ActivityTally) throws(LedgerError) {
-        let types = ActivityTally.countedTypes.map { SQLiteValue.text($0.rawValue) }
-        let first = try firstSequence(connection, recordedFrom: tally.start - BrowsingQuery.millisecondsPerDay)
-        try connection.query(
-            """
-            SELECT type, recorded_at / \(BrowsingQuery.millisecondsPerDay) AS day, MIN(recorded_at), COUNT(*) FROM ledger_events
-            WHERE sequence >= ? AND recorded_at >= ? AND recorded_at < ? AND type IN (?, ?, ?) GROUP BY type, day
-            """,
-            [.integer(first), .integer(tally.start), .integer(tally.end)] + types
-        ) { row throws(LedgerError) in
-            tally.count(row.text(0), recordedAt: row.integer(2), count: Int(row.integer(3)))
-        }
-        try connection.query(
-            """
-            SELECT purchase_date, MIN(expires_date, COALESCE(revocation_date, expires_date)) FROM ledger_transactions
-            WHERE product_type = ? AND is_upgraded = 0 AND expires_date > ? AND purchase_date < ?
-            """,
-            [.text(ProductType.autoRenewable.rawValue), .integer(tally.start), .integer(tally.end)]
-        ) { row throws(LedgerError) in
-            tally.countSubscription(purchase: row.integer(0), until: row.integer(1))
-        }
-    }
-
-    /// The first sequence recorded at or after `start`, by bisection over sequences (each probe
-    /// a rowid lookup): the single writer records events in sequence order, so recording times
-    /// follow sequences; the caller's margin absorbs a clock stepping back.
-    static func firstSequence(_ connection: SQLiteConnection, recordedFrom start: Int64) throws(LedgerError) -> Int64 {
-        var low: Int64 = 0, high: Int64 = 0
-        try connection.query("SELECT COALESCE(MIN(sequence), 0), COALESCE(MAX(sequence), 0) FROM ledger_events") { row throws(LedgerError) in
-            low = row.integer(0)
-            high = row.integer(1) + 1
-        }
-        // Invariant: every sequence below `low` was recorded before `start`; `high` is at or after it.
-        while low < high {
-            let middle = low + (high - low) / 2
-            var recorded: Int64?
-            try connection.query("SELECT recorded_at FROM ledger_events WHERE sequence >= ? ORDER BY sequence LIMIT 1", [.integer(middle)]) { row throws(LedgerError) in
-                recorded = row.integer(0)
-            }
-            if let recorded, recorded < start { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
     static func consume(
         _ connection: SQLiteConnection, productId: String, quantity: Int, key: String, account: AccountID, at date: Date, recordedAt: Date
     ) throws(LedgerError) -> ConsumptionReceipt {

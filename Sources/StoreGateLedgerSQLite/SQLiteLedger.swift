@@ -68,6 +68,8 @@ public final class SQLiteLedger: Ledger {
         /// Events the writer indexes for the console's timeline per transaction
         /// (``SQLiteTimelineIndex``); tests make it small to read across the mark.
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
+        /// The last schema version to apply, all when `nil`: tests build older files with it.
+        var migratingThrough: Int?
 
         /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core,
         /// an account cache of 4,096 accounts and 50,000 rows, a 2 MiB page cache per connection
@@ -143,7 +145,7 @@ public final class SQLiteLedger: Ledger {
         try connection.execute("PRAGMA wal_autocheckpoint = 20000")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute("PRAGMA cache_size = -\(options.pageCacheBytes / 1024)")
-        try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds)
+        try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds, through: options.migratingThrough)
         try Self.rebuildRollupsIfNeeded(connection)
         do throws(LedgerError) {
             try SQLiteTimelineIndex.catchUp(connection, batch: options.timelineIndexBatch)
@@ -305,7 +307,7 @@ public final class SQLiteLedger: Ledger {
         return try await perform { () throws(LedgerError) in
             try self.read(snapshot: true) { connection throws(LedgerError) in
                 var tally = window
-                try Self.tally(connection, into: &tally)
+                try SQLiteActivityDays.tally(connection, into: &tally)
                 return tally.result()
             }
         }

@@ -398,6 +398,10 @@ enum SQLiteSchema {
             "CREATE TABLE ledger_analytics_state (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), needs_rebuild INTEGER NOT NULL, rebuilt_at INTEGER)",
             "INSERT INTO ledger_analytics_state (singleton, needs_rebuild) SELECT 1, EXISTS (SELECT 1 FROM ledger_transactions)",
         ]),
+        Migration(
+            version: 15, description: "the console overview's activity counted per day, kept by triggers",
+            statements: SQLiteActivityDays.migration
+        ),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -51,6 +51,19 @@ extension LedgerTests {
             }
         }
 
+        @Test("retention on a ledger without events deletes nothing and leaves the mark at 0: the first events stay readable and go later", arguments: LedgerBackend.all)
+        func emptyLedger(backend: LedgerBackend) async throws {
+            try await backend.withLedger { ledger async throws in
+                #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 4) == EventPruning(deleted: 0, prunedThrough: 0))
+                for index in 1...3 {
+                    try await ledger.record(Purchases.proof(Purchases.nonConsumable("n\(index)")), for: alice)
+                }
+                #expect(try await Self.sequences(ledger, after: 1) == [2, 3], "no cursor expired")
+                #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 4) == EventPruning(deleted: 2, prunedThrough: 2))
+                #expect(try await Self.sequences(ledger, after: 2) == [3])
+            }
+        }
+
         @Test("an event still owed to an endpoint holds retention back, and so does one not yet fanned out", arguments: LedgerBackend.all)
         func owedEvents(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in

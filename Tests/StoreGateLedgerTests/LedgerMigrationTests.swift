@@ -91,6 +91,7 @@ extension LedgerTests {
             #expect(rows["ledger_webhook_cursors"] == 1)
             #expect(rows["ledger_rollups", default: 0] > 0)
             #expect(rows["ledger_event_head"] == 1)
+            #expect(rows["ledger_activity_days", default: 0] > 0)
             #expect(copied.tables == report.tables.map(\.name))
 
             let source = try SQLiteLedger(path: path, configuration: configuration)
@@ -109,8 +110,15 @@ extension LedgerTests {
                 let digest = try #require(transaction.proofDigest)
                 #expect(try await target.storedProof(digest) == source.storedProof(digest))
                 #expect(try await target.checkIntegrity().problems == source.checkIntegrity().problems)
+                // The per-day counts were copied, not counted again by the target's triggers.
+                let activity = try await source.activity(days: 366, endingAt: Self.now)
+                #expect(activity.contains { $0.purchases > 0 } && activity.contains { $0.activeSubscriptions > 0 })
+                #expect(try await target.activity(days: 366, endingAt: Self.now) == activity)
 
                 try await target.record(Purchases.proof(Purchases.nonConsumable("after-migration")), for: Self.alice)
+                // From here on the target's triggers count: the purchase is the clock's day's.
+                let today = try await target.activity(days: 1, endingAt: Self.now)
+                #expect(today.first?.purchases == (try await source.activity(days: 1, endingAt: Self.now)).first.map { $0.purchases + 1 })
                 let after = try await Self.events(target)
                 let newest = try #require(before.last?.sequence)
                 #expect(after.count > before.count)

@@ -178,10 +178,53 @@ package struct ActivityTally: Sendable {
         }
     }
 
+    /// Adds a stored per-day count (`ledger_activity_days`, schema 15) of `kind` on day number
+    /// `day` (days since 1970-01-01, UTC); a day outside the window is ignored. An `active`
+    /// count is a change of the running number of subscriptions, as ``countSubscription(purchase:until:)`` adds.
+    package mutating func add(_ kind: ActivityKind, day: Int64, count: Int) {
+        guard let index = dayIndex(day * BrowsingQuery.millisecondsPerDay) else { return }
+        switch kind {
+        case .purchases: purchases[index] += count
+        case .renewals: renewals[index] += count
+        case .refunds: refunds[index] += count
+        case .active: active[index] += count
+        }
+    }
+
+    /// Adds the subscriptions active at the end of the day before the window: the sum of the
+    /// stored `active` changes of every earlier day.
+    package mutating func addActiveBeforeWindow(_ count: Int) {
+        active[0] += count
+    }
+
+    /// The first day number of the window (days since 1970-01-01, UTC).
+    package var firstDayNumber: Int64 { BrowsingQuery.floorDiv(start, BrowsingQuery.millisecondsPerDay) }
+
+    /// The day number after the window's last day.
+    package var endDayNumber: Int64 { firstDayNumber + Int64(days) }
+
     /// Counts one transaction if it is an auto-renewable subscription that was not upgraded away.
     package mutating func countSubscription(_ transaction: RecordedTransaction) {
         guard transaction.productType == .autoRenewable, !transaction.isUpgraded, let expires = transaction.expiresDate else { return }
         let until = min(expires, transaction.revocationDate ?? expires)
         countSubscription(purchase: transaction.purchaseDate.ledgerMilliseconds, until: until.ledgerMilliseconds)
+    }
+}
+
+/// What a row of the SQL backends' per-day counts (`ledger_activity_days`, schema 15) counts:
+/// the events of a counted type recorded that day, or the change that day of the number of
+/// subscriptions active at a day's end (+1 on the first day whose end a transaction covers,
+/// −1 on the first whose end it no longer covers: ``ActivityTally/countSubscription(purchase:until:)``'s day arithmetic).
+package enum ActivityKind: String, Sendable, CaseIterable {
+    case purchases, renewals, refunds, active
+
+    /// The kind counting events of `type`, if the overview counts that type.
+    package init?(counting type: LedgerEvent.EventType) {
+        switch type {
+        case .purchaseRecorded: self = .purchases
+        case .subscriptionRenewed: self = .renewals
+        case .transactionRevoked: self = .refunds
+        default: return nil
+        }
     }
 }

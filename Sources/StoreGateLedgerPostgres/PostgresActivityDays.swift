@@ -1,0 +1,142 @@
+import StoreGateCore
+import StoreGateLedger
+
+/// The console overview's per-day counts (schema 15): `ledger_activity_days (day, kind, count)`,
+/// as SQLite keeps them (`SQLiteActivityDays` describes the rows).
+///
+/// Row triggers keep the counts in the statement that changes a row, so in the same
+/// transaction, on every write path at once: the apply function's inserts and updates of
+/// transactions and events, bulk recording (the same function), transfers, the clock, and
+/// retention's deletions (`ledger_prune_events`). The migration tool's `COPY` sets
+/// `storegate.copying` to `on` for its transaction: it copies this table as the source holds it,
+/// so the triggers stand aside while it copies the rows they would count.
+///
+/// Every writer of a day's counts updates the same few rows (today's), as the daily rollups
+/// do: concurrent writers queue on them until they commit, and a deadlock between two plans
+/// that touch the same days in another order is retried like any other (40P01).
+enum PostgresActivityDays {
+    private static let dayLength = BrowsingQuery.millisecondsPerDay
+
+    /// ⌊x / day⌋ in integer arithmetic (`/` truncates toward zero).
+    private static func day(_ x: String) -> String {
+        "((\(x)) - ((((\(x)) % \(dayLength)) + \(dayLength)) % \(dayLength))) / \(dayLength)"
+    }
+
+    /// ⌈x / day⌉ − 1: the first day whose end is at or after `x`.
+    private static func firstDayEndingFrom(_ x: String) -> String {
+        "((\(x)) + (\(dayLength) - (\(x)) % \(dayLength)) % \(dayLength)) / \(dayLength) - 1"
+    }
+
+    private static func firstDay(_ row: String) -> String { firstDayEndingFrom("\(row).purchase_date") }
+    private static func lastDay(_ row: String) -> String {
+        firstDayEndingFrom("LEAST(\(row).expires_date, COALESCE(\(row).revocation_date, \(row).expires_date))")
+    }
+
+    private static func counted(_ row: String) -> String {
+        """
+        (\(row).product_type = '\(ProductType.autoRenewable.rawValue)' AND NOT \(row).is_upgraded \
+        AND \(row).expires_date IS NOT NULL AND \(firstDay(row)) < \(lastDay(row)))
+        """
+    }
+
+    private static let countedTypes = ActivityTally.countedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
+    private static func kind(_ type: String) -> String {
+        let cases = ActivityTally.countedTypes.compactMap { type in
+            ActivityKind(counting: type).map { "WHEN '\(type.rawValue)' THEN '\($0.rawValue)'" }
+        }
+        return "CASE \(type) \(cases.joined(separator: " ")) END"
+    }
+
+    /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
+    /// day and kind (an upsert may meet a key once), in key order; sums of zero are not written.
+    private static func add(_ changes: String) -> String {
+        """
+        INSERT INTO ledger_activity_days (day, kind, count)
+            SELECT d, k, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
+            ON CONFLICT (day, kind) DO UPDATE SET count = ledger_activity_days.count + excluded.count
+        """
+    }
+
+    private static func activeChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
+        let from = table.map { " FROM \($0) \(row)" } ?? ""
+        return """
+            SELECT \(firstDay(row)) AS d, 'active'::text AS k, \(sign)::bigint AS n\(from) WHERE \(counted(row)) \
+            UNION ALL SELECT \(lastDay(row)), 'active', \(-sign)\(from) WHERE \(counted(row))
+            """
+    }
+
+    private static func eventChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
+        let from = table.map { " FROM \($0) \(row)" } ?? ""
+        return "SELECT \(day("\(row).recorded_at")) AS d, \(kind("\(row).type")) AS k, \(sign)::bigint AS n\(from) WHERE \(row).type IN (\(countedTypes))"
+    }
+
+    private static let subscriptionColumns = ["product_type", "is_upgraded", "purchase_date", "expires_date", "revocation_date"]
+
+    /// Outside the migration tool's copy (``PostgresActivityDays``).
+    private static let maintained = "current_setting('storegate.copying', true) IS DISTINCT FROM 'on'"
+
+    private static func function(_ name: String, _ body: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+            \(body);
+            RETURN NULL;
+        END;
+        $fn$
+        """
+    }
+
+    /// Migration 15: the table, its fill from the stored events and transactions (what
+    /// `activity` computed from them before), and the triggers that keep it.
+    static let migration: [String] = [
+        """
+        CREATE TABLE ledger_activity_days (
+            day BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            count BIGINT NOT NULL,
+            PRIMARY KEY (day, kind)
+        )
+        """,
+        add(eventChanges("e", sign: 1, from: "ledger_events") + " UNION ALL " + activeChanges("t", sign: 1, from: "ledger_transactions")),
+        function("ledger_activity_event_inserted_v1", add(eventChanges("NEW", sign: 1))),
+        function("ledger_activity_event_deleted_v1", add(eventChanges("OLD", sign: -1))),
+        function("ledger_activity_transaction_inserted_v1", add(activeChanges("NEW", sign: 1))),
+        function("ledger_activity_transaction_updated_v1", add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1))),
+        function("ledger_activity_transaction_deleted_v1", add(activeChanges("OLD", sign: -1))),
+        """
+        CREATE TRIGGER ledger_activity_event_inserted AFTER INSERT ON ledger_events FOR EACH ROW
+        WHEN (NEW.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_inserted_v1()
+        """,
+        """
+        CREATE TRIGGER ledger_activity_event_deleted AFTER DELETE ON ledger_events FOR EACH ROW
+        WHEN (OLD.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_deleted_v1()
+        """,
+        """
+        CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions FOR EACH ROW
+        WHEN (\(counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v1()
+        """,
+        """
+        CREATE TRIGGER ledger_activity_transaction_updated
+        AFTER UPDATE OF \(subscriptionColumns.joined(separator: ", ")) ON ledger_transactions FOR EACH ROW
+        WHEN ((\(subscriptionColumns.map { "OLD.\($0) IS DISTINCT FROM NEW.\($0)" }.joined(separator: " OR "))) AND \(maintained))
+        EXECUTE FUNCTION ledger_activity_transaction_updated_v1()
+        """,
+        """
+        CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions FOR EACH ROW
+        WHEN (\(counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v1()
+        """,
+    ]
+}
+
+/// The overview's window: the sum of the `active` changes before its first day (`$1`), as a
+/// row on the day before it, then the window's rows.
+enum ActivityDaysSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_activity_days_v15"
+    static let sql = """
+        SELECT $1::bigint - 1, 'active'::text, COALESCE(SUM(count), 0)::bigint FROM ledger_activity_days
+        WHERE day < $1::bigint AND kind = 'active'
+        UNION ALL
+        SELECT day, kind, count FROM ledger_activity_days WHERE day >= $1::bigint AND day < $2::bigint
+        """
+}
