@@ -15,38 +15,13 @@ import StoreGateLedger
 /// do: concurrent writers queue on them until they commit, and a deadlock between two plans
 /// that touch the same days in another order is retried like any other (40P01).
 enum PostgresActivityDays {
-    private static let dayLength = BrowsingQuery.millisecondsPerDay
-
-    /// ⌊x / day⌋ in integer arithmetic (`/` truncates toward zero).
-    private static func day(_ x: String) -> String {
-        "((\(x)) - ((((\(x)) % \(dayLength)) + \(dayLength)) % \(dayLength))) / \(dayLength)"
-    }
-
-    /// ⌈x / day⌉ − 1: the first day whose end is at or after `x`.
-    private static func firstDayEndingFrom(_ x: String) -> String {
-        "((\(x)) + (\(dayLength) - (\(x)) % \(dayLength)) % \(dayLength)) / \(dayLength) - 1"
-    }
-
-    private static func firstDay(_ row: String) -> String { firstDayEndingFrom("\(row).purchase_date") }
-    private static func lastDay(_ row: String) -> String {
-        firstDayEndingFrom("LEAST(\(row).expires_date, COALESCE(\(row).revocation_date, \(row).expires_date))")
-    }
-
-    private static func counted(_ row: String) -> String {
-        """
-        (\(row).product_type = '\(ProductType.autoRenewable.rawValue)' AND NOT \(row).is_upgraded \
-        AND \(row).expires_date IS NOT NULL AND \(firstDay(row)) < \(lastDay(row)))
-        """
-    }
-
-    private static let countedTypes = ActivityTally.countedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-
-    private static func kind(_ type: String) -> String {
-        let cases = ActivityTally.countedTypes.compactMap { type in
-            ActivityKind(counting: type).map { "WHEN '\(type.rawValue)' THEN '\($0.rawValue)'" }
-        }
-        return "CASE \(type) \(cases.joined(separator: " ")) END"
-    }
+    private static let sql = ActivityDayExpressions.postgres
+    private static let countedTypes = ActivityDayExpressions.countedTypes
+    private static func day(_ x: String) -> String { sql.day(x) }
+    private static func firstDay(_ row: String) -> String { sql.firstDay(row) }
+    private static func lastDay(_ row: String) -> String { sql.lastDay(row) }
+    private static func counted(_ row: String) -> String { sql.counted(row) }
+    private static func kind(_ type: String) -> String { ActivityDayExpressions.kind(type) }
 
     /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
     /// day and kind (an upsert may meet a key once), in key order; sums of zero are not written.
@@ -71,7 +46,7 @@ enum PostgresActivityDays {
         return "SELECT \(day("\(row).recorded_at")) AS d, \(kind("\(row).type")) AS k, \(sign)::bigint AS n\(from) WHERE \(row).type IN (\(countedTypes))"
     }
 
-    private static let subscriptionColumns = ["product_type", "is_upgraded", "purchase_date", "expires_date", "revocation_date"]
+    private static let subscriptionColumns = ActivityDayExpressions.subscriptionColumns
 
     /// Outside the migration tool's copy (``PostgresActivityDays``).
     private static let maintained = "current_setting('storegate.copying', true) IS DISTINCT FROM 'on'"

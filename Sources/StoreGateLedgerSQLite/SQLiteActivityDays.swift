@@ -16,41 +16,13 @@ import StoreGateLedger
 /// or subtracts 1 on its day; inserting, updating or deleting a transaction moves its `active`
 /// contribution from the old row's days to the new row's. Events are never updated.
 enum SQLiteActivityDays {
-    private static let dayLength = BrowsingQuery.millisecondsPerDay
-
-    /// The day number of the time `x` (milliseconds): ⌊x / day⌋ in integer arithmetic.
-    private static func day(_ x: String) -> String {
-        "((\(x)) - ((((\(x)) % \(dayLength)) + \(dayLength)) % \(dayLength))) / \(dayLength)"
-    }
-
-    /// ⌈x / day⌉ − 1: the first day whose end is at or after `x`.
-    private static func firstDayEndingFrom(_ x: String) -> String {
-        "((\(x)) + (\(dayLength) - (\(x)) % \(dayLength)) % \(dayLength)) / \(dayLength) - 1"
-    }
-
-    private static func until(_ row: String) -> String {
-        "MIN(\(row).expires_date, COALESCE(\(row).revocation_date, \(row).expires_date))"
-    }
-
-    private static func firstDay(_ row: String) -> String { firstDayEndingFrom("\(row).purchase_date") }
-    private static func lastDay(_ row: String) -> String { firstDayEndingFrom(until(row)) }
-
-    /// Whether the transaction `row` counts as active at some day's end.
-    private static func counted(_ row: String) -> String {
-        """
-        (\(row).product_type = '\(ProductType.autoRenewable.rawValue)' AND \(row).is_upgraded = 0 \
-        AND \(row).expires_date IS NOT NULL AND \(firstDay(row)) < \(lastDay(row)))
-        """
-    }
-
-    private static let countedTypes = ActivityTally.countedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-
-    private static func kind(_ type: String) -> String {
-        let cases = ActivityTally.countedTypes.compactMap { type in
-            ActivityKind(counting: type).map { "WHEN '\(type.rawValue)' THEN '\($0.rawValue)'" }
-        }
-        return "CASE \(type) \(cases.joined(separator: " ")) END"
-    }
+    private static let sql = ActivityDayExpressions.sqlite
+    private static let countedTypes = ActivityDayExpressions.countedTypes
+    private static func day(_ x: String) -> String { sql.day(x) }
+    private static func firstDay(_ row: String) -> String { sql.firstDay(row) }
+    private static func lastDay(_ row: String) -> String { sql.lastDay(row) }
+    private static func counted(_ row: String) -> String { sql.counted(row) }
+    private static func kind(_ type: String) -> String { ActivityDayExpressions.kind(type) }
 
     /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
     /// day and kind; sums of zero are not written.
@@ -77,8 +49,7 @@ enum SQLiteActivityDays {
         return "SELECT \(day("\(row).recorded_at")) AS d, \(kind("\(row).type")) AS k, \(sign) AS n\(from) WHERE \(row).type IN (\(countedTypes))"
     }
 
-    /// The columns an `active` contribution depends on.
-    private static let subscriptionColumns = ["product_type", "is_upgraded", "purchase_date", "expires_date", "revocation_date"]
+    private static let subscriptionColumns = ActivityDayExpressions.subscriptionColumns
 
     /// Migration 15: the table, its fill from the stored events and transactions (what
     /// `activity` computed from them before), and the triggers that keep it.
