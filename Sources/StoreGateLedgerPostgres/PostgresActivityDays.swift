@@ -17,11 +17,6 @@ import StoreGateLedger
 enum PostgresActivityDays {
     private static let sql = ActivityDayExpressions.postgres
     private static let countedTypes = ActivityDayExpressions.countedTypes
-    private static func day(_ x: String) -> String { sql.day(x) }
-    private static func firstDay(_ row: String) -> String { sql.firstDay(row) }
-    private static func lastDay(_ row: String) -> String { sql.lastDay(row) }
-    private static func counted(_ row: String) -> String { sql.counted(row) }
-    private static func kind(_ type: String) -> String { ActivityDayExpressions.kind(type) }
 
     /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
     /// day and kind (an upsert may meet a key once), in key order; sums of zero are not written.
@@ -36,14 +31,14 @@ enum PostgresActivityDays {
     private static func activeChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
         let from = table.map { " FROM \($0) \(row)" } ?? ""
         return """
-            SELECT \(firstDay(row)) AS d, 'active'::text AS k, \(sign)::bigint AS n\(from) WHERE \(counted(row)) \
-            UNION ALL SELECT \(lastDay(row)), 'active', \(-sign)\(from) WHERE \(counted(row))
+            SELECT \(sql.firstDay(row)) AS d, 'active'::text AS k, \(sign)::bigint AS n\(from) WHERE \(sql.counted(row)) \
+            UNION ALL SELECT \(sql.lastDay(row)), 'active', \(-sign)\(from) WHERE \(sql.counted(row))
             """
     }
 
     private static func eventChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
         let from = table.map { " FROM \($0) \(row)" } ?? ""
-        return "SELECT \(day("\(row).recorded_at")) AS d, \(kind("\(row).type")) AS k, \(sign)::bigint AS n\(from) WHERE \(row).type IN (\(countedTypes))"
+        return "SELECT \(sql.day("\(row).recorded_at")) AS d, \(ActivityDayExpressions.kind("\(row).type")) AS k, \(sign)::bigint AS n\(from) WHERE \(row).type IN (\(countedTypes))"
     }
 
     private static let subscriptionColumns = ActivityDayExpressions.subscriptionColumns
@@ -89,7 +84,7 @@ enum PostgresActivityDays {
         """,
         """
         CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions FOR EACH ROW
-        WHEN (\(counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v1()
+        WHEN (\(sql.counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v1()
         """,
         """
         CREATE TRIGGER ledger_activity_transaction_updated
@@ -99,7 +94,7 @@ enum PostgresActivityDays {
         """,
         """
         CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions FOR EACH ROW
-        WHEN (\(counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v1()
+        WHEN (\(sql.counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v1()
         """,
     ]
 }

@@ -18,11 +18,6 @@ import StoreGateLedger
 enum SQLiteActivityDays {
     private static let sql = ActivityDayExpressions.sqlite
     private static let countedTypes = ActivityDayExpressions.countedTypes
-    private static func day(_ x: String) -> String { sql.day(x) }
-    private static func firstDay(_ row: String) -> String { sql.firstDay(row) }
-    private static func lastDay(_ row: String) -> String { sql.lastDay(row) }
-    private static func counted(_ row: String) -> String { sql.counted(row) }
-    private static func kind(_ type: String) -> String { ActivityDayExpressions.kind(type) }
 
     /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
     /// day and kind; sums of zero are not written.
@@ -38,15 +33,15 @@ enum SQLiteActivityDays {
     private static func activeChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
         let from = table.map { " FROM \($0) \(row)" } ?? ""
         return """
-            SELECT \(firstDay(row)) AS d, 'active' AS k, \(sign) AS n\(from) WHERE \(counted(row)) \
-            UNION ALL SELECT \(lastDay(row)), 'active', \(-sign)\(from) WHERE \(counted(row))
+            SELECT \(sql.firstDay(row)) AS d, 'active' AS k, \(sign) AS n\(from) WHERE \(sql.counted(row)) \
+            UNION ALL SELECT \(sql.lastDay(row)), 'active', \(-sign)\(from) WHERE \(sql.counted(row))
             """
     }
 
     /// The event-count change of event `row`, times `sign`.
     private static func eventChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
         let from = table.map { " FROM \($0) \(row)" } ?? ""
-        return "SELECT \(day("\(row).recorded_at")) AS d, \(kind("\(row).type")) AS k, \(sign) AS n\(from) WHERE \(row).type IN (\(countedTypes))"
+        return "SELECT \(sql.day("\(row).recorded_at")) AS d, \(ActivityDayExpressions.kind("\(row).type")) AS k, \(sign) AS n\(from) WHERE \(row).type IN (\(countedTypes))"
     }
 
     private static let subscriptionColumns = ActivityDayExpressions.subscriptionColumns
@@ -72,7 +67,7 @@ enum SQLiteActivityDays {
         BEGIN \(add(eventChanges("OLD", sign: -1))); END
         """,
         """
-        CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions WHEN \(counted("NEW"))
+        CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions WHEN \(sql.counted("NEW"))
         BEGIN \(add(activeChanges("NEW", sign: 1))); END
         """,
         """
@@ -81,7 +76,7 @@ enum SQLiteActivityDays {
         BEGIN \(add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1))); END
         """,
         """
-        CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions WHEN \(counted("OLD"))
+        CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions WHEN \(sql.counted("OLD"))
         BEGIN \(add(activeChanges("OLD", sign: -1))); END
         """,
     ]

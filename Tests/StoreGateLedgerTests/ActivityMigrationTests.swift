@@ -43,15 +43,7 @@ extension LedgerTests {
                     for step in steps {
                         switch step {
                         case .fact(let fact):
-                            clock.now = fact.receivedAt
-                            do throws(LedgerError) {
-                                switch fact {
-                                case .record(let proof, let account, _): _ = try await old.record(proof, for: account)
-                                case .notification(let notification, _): _ = try await old.apply(notification)
-                                }
-                            } catch {
-                                continue
-                            }
+                            await Activity.tell(fact, to: old, clock: clock)
                         case .transfer(_, _, let date):
                             clock.now = date
                             try await Activity.run(step, on: old)

@@ -226,6 +226,18 @@ extension LedgerTests {
             }
         }
 
+        /// Records or applies `fact` with the clock at its time; a refusal is passed over (every
+        /// backend refuses it: the contract's recording tests).
+        static func tell(_ fact: LedgerFact, to ledger: any Ledger, clock: TestClock) async {
+            clock.now = fact.receivedAt
+            do throws(LedgerError) {
+                switch fact {
+                case .record(let proof, let account, _): _ = try await ledger.record(proof, for: account)
+                case .notification(let notification, _): _ = try await ledger.apply(notification)
+                }
+            } catch {}
+        }
+
         /// Tells the story through `record`/`apply`, the clock at each step's time; observes the
         /// activity after every retention step and at the end.
         static func normal(_ steps: [Step], on backend: LedgerBackend) async throws -> [[[DailyActivity]]] {
@@ -235,15 +247,7 @@ extension LedgerTests {
                 for step in steps {
                     switch step {
                     case .fact(let fact):
-                        clock.now = fact.receivedAt
-                        do throws(LedgerError) {
-                            switch fact {
-                            case .record(let proof, let account, _): _ = try await ledger.record(proof, for: account)
-                            case .notification(let notification, _): _ = try await ledger.apply(notification)
-                            }
-                        } catch {
-                            continue  // a refusal: every backend refuses it (the contract's recording tests)
-                        }
+                        await tell(fact, to: ledger, clock: clock)
                     case .transfer(_, _, let date):
                         clock.now = date
                         try await run(step, on: ledger)
