@@ -14,7 +14,9 @@ extension SQLiteLedger: BulkRecording {
     public func recordInBulk(_ facts: [LedgerFact]) async throws(LedgerError) -> [LedgerFactOutcome] {
         let prepared = planner.prepare(facts)
         let planner = self.planner
-        return try await write { connection throws(LedgerError) -> [LedgerFactOutcome] in
+        // Alone in its transaction: each fact's savepoint is then the outermost, and releasing
+        // it empties SQLite's sub-journal instead of walking the whole call's (SQLiteWriter).
+        return try await write(alone: true) { connection throws(LedgerError) -> [LedgerFactOutcome] in
             var outcomes: [LedgerFactOutcome] = []
             outcomes.reserveCapacity(prepared.count)
             for fact in prepared {

@@ -409,9 +409,10 @@ public final class SQLiteLedger: Ledger {
     }
 
     /// Runs `body` in a write transaction on the writer thread (``SQLiteWriter``), off the
-    /// cooperative pool, and returns once it committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
-        try await writer.write(body)
+    /// cooperative pool, and returns once it committed; `alone`: in a transaction of its own
+    /// (``SQLiteWriter/write(alone:_:)``).
+    func write<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> T) async throws(LedgerError) -> T {
+        try await writer.write(alone: alone, body)
     }
 
     /// Runs `body` on a reader connection, in a read transaction when `snapshot` (several

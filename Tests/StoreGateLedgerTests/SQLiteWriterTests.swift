@@ -1,10 +1,10 @@
 import Foundation
 import StoreGateCore
-import StoreGateLedgerSQLite
 import StoreGateTestSupport
 import Testing
 
 @testable import StoreGateLedger
+@testable import StoreGateLedgerSQLite
 
 /// The SQLite ledger's writer thread commits the writes that queue up together; each write is
 /// still all or nothing and sees the ones before it.
@@ -79,6 +79,42 @@ struct SQLiteWriterTests {
             try await ledger.record(Purchases.proof(Purchases.consumable("after-close")), for: Purchases.account("late"))
         }
         #expect(closed?.code == .closed)
+    }
+
+    @Test("a write that runs alone (a bulk call) gets a transaction without a job savepoint, while the writes queued around it are still batched")
+    func aloneWritesAreNotBatched() async throws {
+        let ledger = try SQLiteLedger(path: try Self.temporaryPath())
+        /// Whether the write runs under a batched job's savepoint: `ROLLBACK TO job` (which undoes
+        /// nothing yet) works there, and fails where there is no such savepoint.
+        @Sendable func underJobSavepoint(alone: Bool) async throws -> Bool {
+            try await ledger.write(alone: alone) { connection throws(LedgerError) -> Bool in
+                do throws(LedgerError) {
+                    try connection.run("ROLLBACK TO job")
+                    return true
+                } catch {
+                    return false
+                }
+            }
+        }
+        let results = try await withThrowingTaskGroup(of: (Bool, Bool).self) { group in
+            // A first write holds the thread long enough for the others to queue behind it.
+            group.addTask {
+                _ = try await ledger.write { _ throws(LedgerError) in usleep(100_000) }
+                return (false, false)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            for index in 0..<40 {
+                let alone = index % 8 == 3
+                group.addTask { (alone, try await underJobSavepoint(alone: alone)) }
+            }
+            var results: [(alone: Bool, underSavepoint: Bool)] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        #expect(results.filter(\.alone).count == 5)
+        #expect(results.filter(\.alone).allSatisfy { !$0.underSavepoint }, "a write that runs alone ran under a job's savepoint")
+        #expect(results.contains { !$0.alone && $0.underSavepoint }, "no write was batched: the probe tells nothing")
+        await ledger.close()
     }
 
     @Test("a lone write refused in the middle of sequential writes rolls back alone and leaves no transaction open")
