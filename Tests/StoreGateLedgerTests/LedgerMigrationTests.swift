@@ -93,6 +93,17 @@ extension LedgerTests {
             #expect(rows["ledger_event_head"] == 1)
             #expect(rows["ledger_activity_days", default: 0] > 0)
             #expect(copied.tables == report.tables.map(\.name))
+            // Every table of the source is copied, or is one SQLite keeps for itself (its schema
+            // history, its event index, read into the target's event head, and the timeline
+            // index, which the target keeps its own way): a table added to the schema without
+            // a line in the migration fails here.
+            let sqliteOnly: Set<String> = ["ledger_event_accounts", "ledger_event_index", "ledger_migrations", "sqlite_sequence"]
+            let catalog = try SQLiteConnection(path: path, create: false, busyTimeoutMilliseconds: 5_000, readOnly: true)
+            var sourceTables: Set<String> = []
+            try catalog.query("SELECT name FROM sqlite_master WHERE type = 'table'") { row throws(LedgerError) in sourceTables.insert(row.text(0)) }
+            catalog.close()
+            #expect(sourceTables.isSuperset(of: sqliteOnly.subtracting(["sqlite_sequence"])))
+            #expect(sourceTables.subtracting(sqliteOnly) == Set(report.tables.map(\.name)).subtracting(["ledger_event_head"]))
 
             let source = try SQLiteLedger(path: path, configuration: configuration)
             let target = try await PostgresForTests.open(url: url, configuration: configuration)
