@@ -207,8 +207,8 @@ public actor InMemoryLedger: Ledger {
     public func activity(days: Int, endingAt date: Date) async throws(LedgerError) -> [DailyActivity] {
         try checkOpen()
         var tally = try BrowsingQuery.window(days: days, endingAt: date)
-        for event in events where ActivityTally.countedTypes.contains(event.type) {
-            tally.count(event.type.rawValue, recordedAt: event.recordedAt.ledgerMilliseconds)
+        for event in events {
+            tally.count(event.type, recordedAt: event.recordedAt.ledgerMilliseconds)  // uncounted types are passed over
         }
         for row in transactions.values { tally.countSubscription(row.value) }
         return tally.result()

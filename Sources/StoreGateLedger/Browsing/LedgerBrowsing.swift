@@ -142,15 +142,11 @@ package struct ActivityTally: Sendable {
         return Int((milliseconds - start) / BrowsingQuery.millisecondsPerDay)
     }
 
-    /// Counts `count` events of `type` recorded at `recordedAt` (milliseconds).
-    package mutating func count(_ type: String, recordedAt: Int64, count: Int = 1) {
-        guard let day = dayIndex(recordedAt) else { return }
-        switch LedgerEvent.EventType(rawValue: type) {
-        case .purchaseRecorded: purchases[day] += count
-        case .subscriptionRenewed: renewals[day] += count
-        case .transactionRevoked: refunds[day] += count
-        default: break
-        }
+    /// Counts `count` events of `type` recorded at `recordedAt` (milliseconds), under the kind
+    /// ``ActivityKind/init(counting:)`` gives it (none: not counted).
+    package mutating func count(_ type: LedgerEvent.EventType, recordedAt: Int64, count: Int = 1) {
+        guard let kind = ActivityKind(counting: type), let index = dayIndex(recordedAt) else { return }
+        add(kind, at: index, count: count)
     }
 
     /// Counts a subscription transaction active from `purchase` until `until` (its expiry or
@@ -183,6 +179,11 @@ package struct ActivityTally: Sendable {
     /// count is a change of the running number of subscriptions, as ``countSubscription(purchase:until:)`` adds.
     package mutating func add(_ kind: ActivityKind, day: Int64, count: Int) {
         guard let index = dayIndex(day * BrowsingQuery.millisecondsPerDay) else { return }
+        add(kind, at: index, count: count)
+    }
+
+    /// Adds `count` to `kind`'s counter of the window's day `index`.
+    private mutating func add(_ kind: ActivityKind, at index: Int, count: Int) {
         switch kind {
         case .purchases: purchases[index] += count
         case .renewals: renewals[index] += count
