@@ -58,7 +58,7 @@ public struct EntitlementTracker: PeriodicWorker {
     public func initializePlace() async throws(LedgerError) {
         guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return }
         if try leased.get() == nil {
-            _ = try await ledger.save(Self.place, try await endOfStream(), holder: holder, now: now(), lease: lease)
+            _ = try await ledger.save(Self.place, try await ledger.lastEventSequence(), holder: holder, now: now(), lease: lease)
         }
         try await ledger.releaseLease(on: Self.stateName, holder: holder)
     }
@@ -82,7 +82,7 @@ public struct EntitlementTracker: PeriodicWorker {
     public func track() async throws(LedgerError) -> Bool {
         guard let leased = try await ledger.acquireLease(on: Self.place, holder: holder, now: now(), lease: lease) else { return false }
         guard let place = try leased.get() else {
-            _ = try await ledger.save(Self.place, try await endOfStream(), holder: holder, now: now(), lease: lease)
+            _ = try await ledger.save(Self.place, try await ledger.lastEventSequence(), holder: holder, now: now(), lease: lease)
             return true
         }
         let date = now()
@@ -131,12 +131,5 @@ public struct EntitlementTracker: PeriodicWorker {
             logger.debug("entitlement changes announced", metadata: ["events": "\(changes.count)", "accounts": "\(causes.count)"])
         }
         return true
-    }
-
-    /// The sequence of the newest event (0 when there is none).
-    private func endOfStream() async throws(LedgerError) -> Int64 {
-        var last: Int64 = 0
-        while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
-        return last
     }
 }

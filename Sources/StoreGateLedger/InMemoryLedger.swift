@@ -152,6 +152,11 @@ public actor InMemoryLedger: Ledger {
         return Array(events[start..<min(events.count, start + limit)])
     }
 
+    public func lastEventSequence() async throws(LedgerError) -> Int64 {
+        try checkOpen()
+        return newestSequence
+    }
+
     /// The index of the first kept event after `sequence` (`events.count` when none is).
     private func index(after sequence: Int64) -> Int {
         Int(min(max(sequence - prunedThrough, 0), Int64(events.count)))

@@ -176,6 +176,10 @@ public protocol Ledger: LedgerBrowsing, EventDeliveryStore, LeasedStateStore, We
     ///   oldest events retention kept (events after it were deleted); or a storage error.
     func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent]
 
+    /// The newest event's sequence (0 when the stream is empty): where a reader that follows
+    /// only what comes next starts. One index probe, whatever the stream's length.
+    func lastEventSequence() async throws(LedgerError) -> Int64
+
     /// Deletes up to `limit` of the oldest events, in sequence order, while they were recorded
     /// before `cutoff` — stopping before the newest event (its sequence must never be reused),
     /// before one a webhook endpoint has not delivered yet (a pending or failed delivery) and

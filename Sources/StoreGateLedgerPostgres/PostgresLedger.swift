@@ -268,6 +268,18 @@ public final class PostgresLedger: Ledger {
         }
     }
 
+    public func lastEventSequence() async throws(LedgerError) -> Int64 {
+        try await withConnection { connection in
+            // Numbered first, as a page of events would be: the newest committed event counts.
+            try await Self.settleEvents(connection, logger: self.logger)
+            let rows = try await connection.query(
+                "SELECT COALESCE(MAX(sequence), 0)::bigint FROM ledger_events WHERE sequence IS NOT NULL", logger: self.logger
+            )
+            for try await row in rows { return try row.makeRandomAccess().integer(0) }
+            return 0
+        }
+    }
+
     @discardableResult
     public func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {
         try LedgerPlanner.checkPruneLimit(limit)

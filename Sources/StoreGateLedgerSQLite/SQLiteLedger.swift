@@ -284,6 +284,16 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
+    public func lastEventSequence() async throws(LedgerError) -> Int64 {
+        try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                var last: Int64 = 0
+                try connection.query("SELECT COALESCE(MAX(sequence), 0) FROM ledger_events") { row throws(LedgerError) in last = row.integer(0) }
+                return last
+            }
+        }
+    }
+
     public func timeline(for account: AccountID, before sequence: Int64?, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try BrowsingQuery.checkTimeline(before: sequence, limit: limit)
         return try await perform { () throws(LedgerError) in

@@ -31,7 +31,7 @@ struct OutboxPlace<Place: Codable & Sendable>: Sendable {
     func acquire() async throws(LedgerError) -> Acquired {
         guard let leased = try await ledger.acquireLease(on: state, holder: holder, now: now(), lease: lease) else { return .notHolder }
         if let place = try leased.get() { return .held(place) }
-        return try await save(start(try await endOfStream())) ? .started : .notHolder
+        return try await save(start(try await ledger.lastEventSequence())) ? .started : .notHolder
     }
 
     /// Sets the place at the end of the stream when it has none yet; nothing when it has one or
@@ -40,7 +40,7 @@ struct OutboxPlace<Place: Codable & Sendable>: Sendable {
     func initialize() async throws(LedgerError) {
         guard let leased = try await ledger.acquireLease(on: state, holder: holder, now: now(), lease: lease) else { return }
         if try leased.get() == nil {
-            _ = try await save(start(try await endOfStream()))
+            _ = try await save(start(try await ledger.lastEventSequence()))
         }
         try await ledger.releaseLease(on: state.name, holder: holder)
     }
@@ -63,13 +63,6 @@ struct OutboxPlace<Place: Codable & Sendable>: Sendable {
         } catch where error.code == .cursorExpired {
             return nil
         }
-    }
-
-    /// The sequence of the newest event (0 when there is none).
-    func endOfStream() async throws(LedgerError) -> Int64 {
-        var last: Int64 = 0
-        while let tail = try await ledger.events(after: last, limit: maximumEventPage).last { last = tail.sequence }
-        return last
     }
 }
 

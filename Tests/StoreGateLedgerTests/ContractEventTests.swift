@@ -231,6 +231,7 @@ extension LedgerTests {
                 await first.close()
                 let second = try await store.open()
                 #expect(try await Self.drain(second) == before)
+                #expect(try await second.lastEventSequence() == before.last?.sequence)
                 try await second.record(Purchases.proof(Purchases.consumable("c1")), for: alice)
                 let after = try await Self.drain(second, after: before.last?.sequence ?? 0)
                 #expect(after.map(\.type) == [.consumableCredited])
@@ -255,6 +256,7 @@ extension LedgerTests {
                 }
                 let events = try await Self.drain(ledger)
                 #expect(events.count == 80)
+                #expect(try await ledger.lastEventSequence() == events.last?.sequence, "the stream's end is the newest event read")
                 #expect(zip(events, events.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
                 for account in accounts {
                     // Per account, the stream replays the balance exactly.

@@ -33,6 +33,7 @@ extension LedgerTests {
                 #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 100) == EventPruning(deleted: 0, prunedThrough: 4), "the newest stays")
 
                 #expect(try await ledger.events(after: 0, limit: 100).map(\.sequence) == [5], "0 reads from the oldest kept")
+                #expect(try await ledger.lastEventSequence() == 5, "the newest is kept, and named")
                 #expect(try await ledger.events(after: 4, limit: 100).map(\.sequence) == [5])
                 for expired: Int64 in [1, 3] {
                     let error = await expectLedgerError(.cursorExpired) { try await ledger.events(after: expired, limit: 100) }
@@ -43,6 +44,7 @@ extension LedgerTests {
 
                 try await ledger.record(Purchases.proof(Purchases.nonConsumable("n6")), for: bob)
                 #expect(try await Self.sequences(ledger, after: 4) == [5, 6], "the next event follows the newest")
+                #expect(try await ledger.lastEventSequence() == 6)
                 #expect(try await ledger.timeline(for: bob, before: nil, limit: 100).map(\.sequence) == [6])
                 #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 100) == EventPruning(deleted: 1, prunedThrough: 5))
 
@@ -55,6 +57,7 @@ extension LedgerTests {
         func emptyLedger(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in
                 #expect(try await ledger.pruneEvents(recordedBefore: Self.allOld, limit: 4) == EventPruning(deleted: 0, prunedThrough: 0))
+                #expect(try await ledger.lastEventSequence() == 0, "an empty stream ends at 0")
                 for index in 1...3 {
                     try await ledger.record(Purchases.proof(Purchases.nonConsumable("n\(index)")), for: alice)
                 }
