@@ -21,7 +21,10 @@ extension PostgresLedger {
 
     /// The rows of a bucketed read, or `nil` when `checked` and a figure summed was negative.
     private func bucketRows(_ read: RollupBucketRead, byDayFirst: Bool, checked: Bool) async throws(LedgerError) -> [Rollup]? {
-        let statement = Self.bucketStatement(keeping: read.keeping, proceeds: read.proceeds != nil, byDayFirst: byDayFirst)
+        let statement = Self.bucketStatement(
+            keeping: read.keeping, proceeds: read.proceeds != nil, byDayFirst: byDayFirst,
+            daily: read.bucketStarts.count == Int(read.through - read.from + 1), fromStart: read.readsFromStart
+        )
         let measures = read.measures.sorted()
         var values: [PostgresValue] = [
             .texts(measures.map(\.rawValue)), .text(read.environment.rawValue), .integer(read.readsFromStart ? .min : read.from),
@@ -81,19 +84,27 @@ extension PostgresLedger {
     /// $1, the kept values, the buckets, counts and amounts as `bigint[]` (in no particular
     /// order, the same in the three), and whether the sums are exact.
     ///
-    /// Buckets are numbered by `width_bucket` over the bucket starts (0: the days before the
-    /// range). `byDayFirst` sums the days over the dimensions not kept first (a day whose sums
-    /// are zero is dropped, as in the daily read; estimated proceeds rounded there, per daily
-    /// rollup and product) and then the days (and products) of each bucket; otherwise the stored rows are summed straight
-    /// into buckets. Either way the reply says whether every figure summed (stored, or a day's)
-    /// was non-negative: the condition for bucket sums to show the buckets and non-zero amounts
-    /// that day sums show. Last, the buckets of each measure and kept value are folded into
-    /// arrays.
-    static func bucketStatement(keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool) -> (sql: String, kept: [Int]) {
+    /// Buckets are numbered as `width_bucket` over the bucket starts numbers them (0: the days
+    /// before the range); when every bucket is a day (`daily`), by the day's offset from the
+    /// first, without a search. `byDayFirst` sums the days over the dimensions not kept first
+    /// (a day whose sums are zero is dropped, as in the daily read; estimated proceeds rounded
+    /// there, per daily rollup and product) and then the days (and products) of each bucket —
+    /// a step left out when every bucket is a day and nothing remains to sum; otherwise the
+    /// stored rows are summed straight into buckets. Either way the reply says whether every
+    /// figure summed (stored, or a day's) was non-negative: the condition for bucket sums to
+    /// show the buckets and non-zero amounts that day sums show. Last, the buckets of each
+    /// measure and kept value are folded into arrays.
+    ///
+    /// Sums are taken over `integer`s (``exactSum(_:)``): PostgreSQL sums a `bigint` through
+    /// `numeric`, which made half of a day-by-product query's time.
+    static func bucketStatement(
+        keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool, daily: Bool = false, fromStart: Bool = false
+    ) -> (sql: String, kept: [Int]) {
         let kept = dimensionColumns.indices.filter { keeping.contains(dimensionColumns[$0].dimension) }
         let list = kept.map { ", " + dimensionColumns[$0].column }.joined()
         // Proceeds are rounded per day and product (its rate), whether or not the product is kept.
         let dailyList = list + (proceeds && !keeping.contains(.product) ? ", product_id" : "")
+        let bucket = daily ? "GREATEST(day - ($5::bigint[])[1] + 1, 0)" : "width_bucket(day, $5::bigint[])"
         let folded = """
             SELECT m::bigint\(list), array_agg(b::bigint), array_agg(c), array_agg(a), bool_and(exact)
             FROM buckets GROUP BY m\(list)
@@ -101,8 +112,8 @@ extension PostgresLedger {
         guard byDayFirst else {
             return ("""
                 WITH buckets AS (
-                    SELECT array_position($1::text[], measure) AS m, width_bucket(day, $5::bigint[]) AS b\(list),
-                        SUM(count)::bigint AS c, SUM(amount)::bigint AS a, bool_and(count >= 0 AND amount >= 0) AS exact
+                    SELECT array_position($1::text[], measure) AS m, \(bucket) AS b\(list),
+                        \(exactSum("count", small: true)) AS c, \(exactSum("amount")) AS a, bool_and(count >= 0 AND amount >= 0) AS exact
                     FROM ledger_rollups
                     WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4 AND (count <> 0 OR amount <> 0)
                     GROUP BY measure, b\(list)
@@ -112,25 +123,40 @@ extension PostgresLedger {
         }
         // Proceeds of a day: amount × (1000 − rate) ÷ 1000, rounded half away from zero
         // (CommissionRates.proceeds; PostgreSQL's integer division and % truncate toward zero as Swift's do).
-        let dailyAmount = proceeds
-            ? "SUM(amount)::bigint * (1000 - COALESCE(($7::bigint[])[array_position($6::text[], product_id)], $8::bigint))"
-            : "SUM(amount)::bigint"
-        let bucketAmount = proceeds
-            ? "SUM(CASE WHEN abs(a % 1000) * 2 >= 1000 THEN a / 1000 + sign(a)::bigint ELSE a / 1000 END)::bigint"
-            : "SUM(a)::bigint"
+        let dailyAmount = proceeds ? "s * (1000 - COALESCE(($7::bigint[])[array_position($6::text[], product_id)], $8::bigint))" : "s"
+        let rounded = proceeds ? "CASE WHEN abs(a % 1000) * 2 >= 1000 THEN a / 1000 + sign(a)::bigint ELSE a / 1000 END" : "a"
+        // A day is its own bucket, and nothing is left to sum, when every bucket is a day of
+        // the range and the products read for their rates are kept.
+        let buckets = daily && !fromStart && dailyList == list
+            ? "SELECT m, \(bucket) AS b\(list), c, \(rounded) AS a, exact FROM daily"
+            : """
+                SELECT m, \(bucket) AS b\(list), \(exactSum("c", small: true)) AS c, \(exactSum(rounded)) AS a, bool_and(exact) AS exact
+                FROM daily GROUP BY m, b\(list)
+                """
         let sql = """
-            WITH daily AS (
-                SELECT array_position($1::text[], measure) AS m, day\(dailyList), SUM(count)::bigint AS c, \(dailyAmount) AS a,
-                    SUM(count) >= 0 AND SUM(amount) >= 0 AS exact
+            WITH days AS (
+                SELECT array_position($1::text[], measure) AS m, day\(dailyList), \(exactSum("count", small: true)) AS c, \(exactSum("amount")) AS s
                 FROM ledger_rollups
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
-                GROUP BY measure, day\(dailyList) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
+                GROUP BY measure, day\(dailyList)
+            ), daily AS (
+                SELECT m, day\(dailyList), c, \(dailyAmount) AS a, c >= 0 AND s >= 0 AS exact FROM days WHERE c <> 0 OR s <> 0
             ), buckets AS (
-                SELECT m, width_bucket(day, $5::bigint[]) AS b\(list), SUM(c)::bigint AS c, \(bucketAmount) AS a, bool_and(exact) AS exact
-                FROM daily GROUP BY m, b\(list)
+                \(buckets)
             )
             \(folded)
             """
         return (sql, kept)
+    }
+
+    /// The `bigint` sum of a `bigint` expression, summed over `integer`s (into a `bigint`)
+    /// rather than through `numeric` as `SUM(bigint)` is: a count (`small`: a day's count of
+    /// one key or one day's, far below 2^31) is summed as one `integer`; an amount as its high
+    /// and low 31 bits, exact for any `bigint` (`>>` keeps the sign, the low bits are never
+    /// negative). A figure out of range is an error, never a wrong sum.
+    static func exactSum(_ expression: String, small: Bool = false) -> String {
+        small
+            ? "SUM((\(expression))::integer)"
+            : "(SUM(((\(expression)) >> 31)::integer) * 2147483648 + SUM(((\(expression)) & 2147483647)::integer))"
     }
 }

@@ -82,6 +82,46 @@ extension LedgerTests {
             }
         }
 
+        @Test("amounts far beyond 2^31 milliunits, and their refunds, sum exactly by day, week and month", arguments: LedgerBackend.all)
+        func largeAmounts(backend: LedgerBackend) async throws {
+            // PostgreSQL sums amounts as two 31-bit halves (exactSum): prices of billions of
+            // milliunits, several a day, make sums whose high half is not zero.
+            var facts: [Story.Fact] = []
+            for index in 0..<12 {
+                let price: Int64 = 3_000_000_000 + Int64(index) * 987_654_321
+                let money = Story.money(price, index % 2 == 0 ? "JPY" : "KRW", index % 2 == 0 ? "JPN" : "KOR", reason: "PURCHASE")
+                let id = "big-\(index)"
+                let purchase = Purchases.transaction(
+                    id, product: "coins", type: .consumable, quantity: 1 + index % 3, purchased: Story.at(Double(index / 3)), money: money
+                )
+                facts.append(.record("whale", Purchases.proof(purchase)))
+                if index % 4 == 1 {
+                    let refunded = Purchases.transaction(
+                        id, product: "coins", type: .consumable, quantity: 1 + index % 3, purchased: Story.at(Double(index / 3)),
+                        revoked: Story.at(Double(index / 3) + 1), money: money
+                    )
+                    facts.append(.notify(Purchases.notification("\(id)-refund", type: "REFUND", signed: Story.at(Double(index / 3) + 1), transaction: refunded)))
+                }
+            }
+            let story = facts
+            let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Story.catalog))
+            try await Story.tell(story, to: reference)
+            try await backend.withLedger(LedgerConfiguration(catalog: Story.catalog)) { ledger async throws in
+                try await Story.tell(story, to: ledger)
+                for interval in AnalyticsInterval.allCases {
+                    for grouping in [nil, AnalyticsGrouping.currency] {
+                        for metric in [AnalyticsMetric.grossRevenue, .refundAmount, .estimatedProceeds] {
+                            let query = try AnalyticsQuery(metric: metric, from: Story.january, to: Story.today, interval: interval, groupBy: grouping)
+                            let expected = try await reference.seriesFromDailySums(query, today: Story.today)
+                            let answered = try await ledger.series(query, today: Story.today)
+                            #expect(answered == expected, "\(metric.rawValue) by \(interval.rawValue), \(grouping?.rawValue ?? "-")")
+                            #expect(expected.points.contains { abs($0.amount ?? 0) > Int64(Int32.max) }, "the sums pass 2^31")
+                        }
+                    }
+                }
+            }
+        }
+
         @Test("weeks start on Monday and a range cutting them is clipped: new paid subscriptions by week", arguments: LedgerBackend.all)
         func weeks(backend: LedgerBackend) async throws {
             try await backend.withLedger(LedgerConfiguration(catalog: Story.catalog)) { ledger async throws in
