@@ -198,6 +198,20 @@ extension LedgerTests {
             }
         }
 
+        @Test("bench rollups' switch: recording without rollups writes none, and the rebuild then equals recording with them", arguments: LedgerBackend.all)
+        func withoutRollups(backend: LedgerBackend) async throws {
+            let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Self.catalog))
+            try await Self.tell(Self.facts, to: reference)
+            var configuration = LedgerConfiguration(catalog: Self.catalog)
+            configuration.maintainsRollups = false
+            try await backend.withLedger(configuration) { ledger async throws in
+                try await Self.tell(Self.facts, to: ledger)
+                #expect(try await Self.allRollups(ledger).isEmpty, "the switch leaves every rollup out")
+                try await ledger.rebuildRollups()
+                #expect(try await Self.allRollups(ledger) == Self.allRollups(reference))
+            }
+        }
+
         static func allRollups(_ ledger: any Ledger) async throws -> [Rollup] {
             try await ledger.rollups(Set(RollupMeasure.allCases), environment: .production, from: nil, through: 100_000)
                 .sorted { $0.key < $1.key }

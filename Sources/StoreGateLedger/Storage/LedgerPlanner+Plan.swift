@@ -43,7 +43,7 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
+        if configuration.maintainsRollups { plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan) }
         EventPlanner.addEvents(
             to: &plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
         )
@@ -76,7 +76,7 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
+        if configuration.maintainsRollups { plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan) }
         EventPlanner.addEvents(
             to: &plan, state: state,
             cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
