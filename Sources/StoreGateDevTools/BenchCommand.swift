@@ -7,10 +7,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmark verification and the ledger (build with -c release first).",
-        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics, rollups, scale. Without arguments: receipt and jws."
+        discussion: "Suites: receipt, jws, ledger, events, console, sync, analytics, write-costs, scale. Without arguments: receipt and jws."
     )
 
-    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics, rollups, scale.")
+    @Argument(help: "Suites to run: receipt, jws, ledger, events, console, sync, analytics, write-costs, scale.")
     var suites: [String] = []
 
     @Option(help: "Iterations per measurement.")
@@ -31,22 +31,22 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "ledger, events, analytics: the backends to measure: sqlite, postgres or all.")
     var backend: BenchBackends = .all
 
-    @Option(help: "analytics: transactions in the two-year story (one subscriber per ten; default 1000000); rollups: the same story (default 100000).")
+    @Option(help: "analytics: transactions in the two-year story (one subscriber per ten; default 1000000); write-costs: the same story (default 100000).")
     var transactions: Int?
 
     @Option(
         help: """
             analytics: timed rounds per query, after two warm-up rounds (default 20); scale: timed rounds per size, after a warm-up \
-            round, the sizes taken in turn, a figure's p50 the median of its rounds' p50s (default 5); rollups: rounds, each \
-            recording with and without rollups (default 3).
+            round, the sizes taken in turn, a figure's p50 the median of its rounds' p50s (default 5); write-costs: rounds, each \
+            recording the story once per variant (default 3).
             """
     )
     var rounds: Int?
 
-    @Option(help: "analytics, rollups: concurrent writers recording the story.")
+    @Option(help: "analytics, write-costs: concurrent writers recording the story.")
     var writers: Int = 16
 
-    @Option(name: .customLong("proof-bytes"), help: "analytics, rollups: the size of each raw proof stored (sealed).")
+    @Option(name: .customLong("proof-bytes"), help: "analytics, write-costs: the size of each raw proof stored (sealed).")
     var proofBytes: Int = 2048
 
     @Option(
@@ -112,8 +112,8 @@ struct BenchCommand: AsyncParsableCommand {
                     postgresConnections: postgresConnections, proofBytes: proofBytes, ledgerFile: ledgerFile,
                     compareDailyRead: compareDailyRead, metrics: try Self.analyticsMetrics(metrics)
                 )
-            case "rollups":
-                try await RollupCostBenchmark.run(RollupCostBenchmark.Settings(
+            case "write-costs":
+                try await WriteCostBenchmark.run(WriteCostBenchmark.Settings(
                     transactions: transactions ?? 100_000, rounds: rounds ?? 3, writers: writers, backends: backend,
                     postgresURL: postgresURL, postgresConnections: postgresConnections, proofBytes: proofBytes
                 ))
@@ -124,7 +124,7 @@ struct BenchCommand: AsyncParsableCommand {
                     rounds: rounds ?? 5, keep: keep, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
                     sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }
                 ))
-            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, rollups, scale)")
+            default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, write-costs, scale)")
             }
         }
     }

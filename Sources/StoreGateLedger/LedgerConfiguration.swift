@@ -19,7 +19,7 @@ public struct LedgerConfiguration: Sendable {
     /// a migration's stamp). Times a caller passes (`at:`) are the caller's.
     public var now: @Sendable () -> Date
     /// Whether recording moves the analytics rollups (``AnalyticsStore``) in the write's
-    /// transaction. Only `storegate-dev bench rollups` turns it off, to measure what the rollups
+    /// transaction. Only `storegate-dev bench write-costs` turns it off, to measure what the rollups
     /// cost a write against the same build without them; a ledger recorded without them answers
     /// analytics wrongly until `storegate analytics rebuild`.
     package var maintainsRollups = true

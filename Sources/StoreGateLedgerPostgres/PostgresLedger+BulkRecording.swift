@@ -71,6 +71,18 @@ extension PostgresLedger {
         }
     }
 
+    /// Disables the triggers that keep the console overview's per-day counts: only
+    /// `storegate-dev bench write-costs` does, on a database of its own, to measure what they
+    /// cost a write. The counts are wrong from then on.
+    package func disableActivityTriggersForBenchmark() async throws(LedgerError) {
+        let logger = self.logger
+        try await withConnection(bounded: false) { connection in
+            // Both tables' triggers are the activity counts' alone (schema 15).
+            _ = try await connection.query("ALTER TABLE ledger_events DISABLE TRIGGER USER", logger: logger)
+            _ = try await connection.query("ALTER TABLE ledger_transactions DISABLE TRIGGER USER", logger: logger)
+        }
+    }
+
     /// The bytes the database takes on disk (`pg_database_size`: tables, indexes, TOAST; not
     /// the server's WAL): what `storegate-dev bench scale` divides by the transactions.
     package func databaseBytes() async throws(LedgerError) -> Int {

@@ -81,6 +81,12 @@ enum SQLiteActivityDays {
         """,
     ]
 
+    /// The triggers that keep the counts (``migration``), by name.
+    static let triggers = [
+        "ledger_activity_event_inserted", "ledger_activity_event_deleted", "ledger_activity_transaction_inserted",
+        "ledger_activity_transaction_updated", "ledger_activity_transaction_deleted",
+    ]
+
     /// Fills `tally` from the window's rows and the sum of the `active` changes before it.
     static func tally(_ connection: SQLiteConnection, into tally: inout ActivityTally) throws(LedgerError) {
         let first = tally.firstDayNumber

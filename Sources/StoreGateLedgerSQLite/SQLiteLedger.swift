@@ -284,6 +284,15 @@ public final class SQLiteLedger: Ledger {
         }
     }
 
+    /// Drops the triggers that keep the console overview's per-day counts: only
+    /// `storegate-dev bench write-costs` does, on a ledger of its own, to measure what they
+    /// cost a write. The counts are wrong from then on.
+    package func dropActivityTriggersForBenchmark() async throws(LedgerError) {
+        try await write { connection throws(LedgerError) in
+            for trigger in SQLiteActivityDays.triggers { try connection.run("DROP TRIGGER \(trigger)") }
+        }
+    }
+
     public func lastEventSequence() async throws(LedgerError) -> Int64 {
         try await perform { () throws(LedgerError) in
             try self.read(snapshot: false) { connection throws(LedgerError) in

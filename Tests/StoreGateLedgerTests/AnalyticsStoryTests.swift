@@ -198,7 +198,7 @@ extension LedgerTests {
             }
         }
 
-        @Test("bench rollups' switch: recording without rollups writes none, and the rebuild then equals recording with them", arguments: LedgerBackend.all)
+        @Test("bench write-costs' switch: recording without rollups writes none, and the rebuild then equals recording with them", arguments: LedgerBackend.all)
         func withoutRollups(backend: LedgerBackend) async throws {
             let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Self.catalog))
             try await Self.tell(Self.facts, to: reference)

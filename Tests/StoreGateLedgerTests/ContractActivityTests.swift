@@ -1,6 +1,8 @@
 import Foundation
 import StoreGateCore
 @testable import StoreGateLedger
+import StoreGateLedgerPostgres
+import StoreGateLedgerSQLite
 import StoreGateTestSupport
 import Testing
 
@@ -304,6 +306,25 @@ extension LedgerTests {
             let steps = Self.story(seed: seed)
             let reference = try await Self.normal(steps, on: .memory)
             Self.compare(try await Self.bulk(steps, on: backend), reference, steps)
+        }
+
+        @Test("bench write-costs' switch: without the triggers a purchase is not counted, with them it is", arguments: LedgerBackend.all.filter { $0.kind != .memory })
+        func triggersSwitchedOff(backend: LedgerBackend) async throws {
+            let clock = TestClock(Self.midnight)
+            for dropped in [false, true] {
+                try await backend.withLedger(LedgerConfiguration(now: { clock.now })) { ledger async throws in
+                    if dropped {
+                        if let sqlite = ledger as? SQLiteLedger { try await sqlite.dropActivityTriggersForBenchmark() }
+                        if let postgres = ledger as? PostgresLedger { try await postgres.disableActivityTriggersForBenchmark() }
+                    }
+                    let end = Self.midnight.addingTimeInterval(30 * Self.day)
+                    let period = Self.period("s", original: "s", purchased: Self.midnight.addingTimeInterval(60), expires: end, signed: Self.midnight)
+                    try await ledger.record(Purchases.proof(period), for: Self.accounts[0])
+                    let today = try await ledger.activity(days: 1, endingAt: Self.midnight)
+                    #expect(today.map(\.purchases) == [dropped ? 0 : 1])
+                    #expect(today.map(\.activeSubscriptions) == [dropped ? 0 : 1])
+                }
+            }
         }
 
         @Test("a subscription counts at the end of each day from the day its purchase ends through the day before its expiry's", arguments: LedgerBackend.all)
