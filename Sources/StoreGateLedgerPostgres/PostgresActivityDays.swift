@@ -11,21 +11,36 @@ import StoreGateLedger
 /// `storegate.copying` to `on` for its transaction: it copies this table as the source holds it,
 /// so the triggers stand aside while it copies the rows they would count.
 ///
-/// Every writer of a day's counts updates the same few rows (today's), as the daily rollups
-/// do: concurrent writers queue on them until they commit, and a deadlock between two plans
-/// that touch the same days in another order is retried like any other (40P01).
+/// Every writer of a day's counts changes one of today's few keys. From schema 16 a key's
+/// count is spread over ``shards`` rows (`shard`: the writing server process's id modulo
+/// their number), so concurrent writers, each on its own connection, rarely wait for one
+/// another's row lock until commit, as they all did on one row per key before (measured by
+/// `storegate-dev bench write-costs`); readers sum the shards. A deadlock between two plans
+/// that touch the same rows in another order is retried like any other (40P01).
 enum PostgresActivityDays {
+    /// The rows a day's count of one kind is spread over (schema 16).
+    static let shards = 16
+
     private static let sql = ActivityDayExpressions.postgres
     private static let countedTypes = ActivityDayExpressions.countedTypes
 
     /// Adds the (day, kind, change) rows `changes` selects (columns `d`, `k`, `n`), summed per
     /// day and kind (an upsert may meet a key once), in key order; sums of zero are not written.
-    private static func add(_ changes: String) -> String {
-        """
-        INSERT INTO ledger_activity_days (day, kind, count)
-            SELECT d, k, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
-            ON CONFLICT (day, kind) DO UPDATE SET count = ledger_activity_days.count + excluded.count
-        """
+    ///
+    /// `sharded` (schema 16) adds them to this server process's shard.
+    private static func add(_ changes: String, sharded: Bool = false) -> String {
+        guard sharded else {
+            return """
+                INSERT INTO ledger_activity_days (day, kind, count)
+                    SELECT d, k, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
+                    ON CONFLICT (day, kind) DO UPDATE SET count = ledger_activity_days.count + excluded.count
+                """
+        }
+        return """
+            INSERT INTO ledger_activity_days (day, kind, shard, count)
+                SELECT d, k, (pg_backend_pid() % \(shards))::smallint, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
+                ON CONFLICT (day, kind, shard) DO UPDATE SET count = ledger_activity_days.count + excluded.count
+            """
     }
 
     private static func activeChanges(_ row: String, sign: Int, from table: String? = nil) -> String {
@@ -74,33 +89,63 @@ enum PostgresActivityDays {
         function("ledger_activity_transaction_inserted_v1", add(activeChanges("NEW", sign: 1))),
         function("ledger_activity_transaction_updated_v1", add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1))),
         function("ledger_activity_transaction_deleted_v1", add(activeChanges("OLD", sign: -1))),
-        """
-        CREATE TRIGGER ledger_activity_event_inserted AFTER INSERT ON ledger_events FOR EACH ROW
-        WHEN (NEW.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_inserted_v1()
-        """,
-        """
-        CREATE TRIGGER ledger_activity_event_deleted AFTER DELETE ON ledger_events FOR EACH ROW
-        WHEN (OLD.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_deleted_v1()
-        """,
-        """
-        CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions FOR EACH ROW
-        WHEN (\(sql.counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v1()
-        """,
-        """
-        CREATE TRIGGER ledger_activity_transaction_updated
-        AFTER UPDATE OF \(subscriptionColumns.joined(separator: ", ")) ON ledger_transactions FOR EACH ROW
-        WHEN ((\(subscriptionColumns.map { "OLD.\($0) IS DISTINCT FROM NEW.\($0)" }.joined(separator: " OR "))) AND \(maintained))
-        EXECUTE FUNCTION ledger_activity_transaction_updated_v1()
-        """,
-        """
-        CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions FOR EACH ROW
-        WHEN (\(sql.counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v1()
-        """,
+    ] + triggers(version: 1)
+
+    /// Migration 16: the counts spread over ``shards`` rows per day and kind (the stored rows
+    /// become shard 0), and the triggers moved to functions that write this process's shard.
+    static let shardedMigration: [String] = [
+        "ALTER TABLE ledger_activity_days ADD COLUMN shard SMALLINT NOT NULL DEFAULT 0",
+        "ALTER TABLE ledger_activity_days DROP CONSTRAINT ledger_activity_days_pkey",
+        "ALTER TABLE ledger_activity_days ADD PRIMARY KEY (day, kind, shard)",
+        function("ledger_activity_event_inserted_v2", add(eventChanges("NEW", sign: 1), sharded: true)),
+        function("ledger_activity_event_deleted_v2", add(eventChanges("OLD", sign: -1), sharded: true)),
+        function("ledger_activity_transaction_inserted_v2", add(activeChanges("NEW", sign: 1), sharded: true)),
+        function(
+            "ledger_activity_transaction_updated_v2",
+            add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1), sharded: true)
+        ),
+        function("ledger_activity_transaction_deleted_v2", add(activeChanges("OLD", sign: -1), sharded: true)),
+    ] + triggerNames.map { "DROP TRIGGER \($0.name) ON \($0.table)" } + triggers(version: 2)
+
+    /// The triggers that keep the counts, with the table each is on.
+    static let triggerNames: [(name: String, table: String)] = [
+        ("ledger_activity_event_inserted", "ledger_events"), ("ledger_activity_event_deleted", "ledger_events"),
+        ("ledger_activity_transaction_inserted", "ledger_transactions"), ("ledger_activity_transaction_updated", "ledger_transactions"),
+        ("ledger_activity_transaction_deleted", "ledger_transactions"),
     ]
+
+    /// The triggers, calling the functions of `version` (`_v1`, `_v2`).
+    private static func triggers(version: Int) -> [String] {
+        [
+            """
+            CREATE TRIGGER ledger_activity_event_inserted AFTER INSERT ON ledger_events FOR EACH ROW
+            WHEN (NEW.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_inserted_v\(version)()
+            """,
+            """
+            CREATE TRIGGER ledger_activity_event_deleted AFTER DELETE ON ledger_events FOR EACH ROW
+            WHEN (OLD.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_deleted_v\(version)()
+            """,
+            """
+            CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions FOR EACH ROW
+            WHEN (\(sql.counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v\(version)()
+            """,
+            """
+            CREATE TRIGGER ledger_activity_transaction_updated
+            AFTER UPDATE OF \(subscriptionColumns.joined(separator: ", ")) ON ledger_transactions FOR EACH ROW
+            WHEN ((\(subscriptionColumns.map { "OLD.\($0) IS DISTINCT FROM NEW.\($0)" }.joined(separator: " OR "))) AND \(maintained))
+            EXECUTE FUNCTION ledger_activity_transaction_updated_v\(version)()
+            """,
+            """
+            CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions FOR EACH ROW
+            WHEN (\(sql.counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v\(version)()
+            """,
+        ]
+    }
 }
 
 /// The overview's window: the sum of the `active` changes before its first day (`$1`), as a
 /// row on the day before it, then the window's rows.
+/// (From schema 16 a day and kind may have a row per shard: the reader adds them up.)
 enum ActivityDaysSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_activity_days_v15"
     static let sql = """

@@ -308,6 +308,11 @@ enum PostgresSchema {
             description: "the console overview's activity counted per day, kept by triggers; ledger_prune_events_v2 never moves the retention mark past the events",
             statements: PostgresActivityDays.migration + [PostgresEvents.pruneNeverAhead]
         ),
+        Migration(
+            version: 16,
+            description: "the overview's per-day counts spread over 16 rows per day and kind, so concurrent writers stop queueing on today's",
+            statements: PostgresActivityDays.shardedMigration
+        ),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

@@ -402,6 +402,9 @@ enum SQLiteSchema {
             version: 15, description: "the console overview's activity counted per day, kept by triggers",
             statements: SQLiteActivityDays.migration
         ),
+        // PostgreSQL's 16 spreads the per-day counts over rows its concurrent writers do not
+        // share; SQLite has one writer at a time, so the version is kept in step with nothing to do.
+        Migration(version: 16, description: "the overview's per-day counts as they were (PostgreSQL spreads them over shards; one SQLite writer needs none)", statements: []),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -308,6 +308,29 @@ extension LedgerTests {
             Self.compare(try await Self.bulk(steps, on: backend), reference, steps)
         }
 
+        @Test("concurrent writers on one day: every purchase counted once (PostgreSQL spreads a day's counts over shards)", arguments: LedgerBackend.all)
+        func concurrentWriters(backend: LedgerBackend) async throws {
+            let clock = TestClock(Self.midnight)
+            try await backend.withLedger(LedgerConfiguration(now: { clock.now })) { ledger async throws in
+                let end = Self.midnight.addingTimeInterval(30 * Self.day)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<16 {
+                        group.addTask {
+                            for index in 0..<3 {
+                                let id = "w\(writer)-\(index)"
+                                let period = Self.period(id, original: id, purchased: Self.midnight.addingTimeInterval(60), expires: end, signed: Self.midnight)
+                                try await ledger.record(Purchases.proof(period), for: Purchases.account("writer-\(writer)"))
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let today = try await ledger.activity(days: 2, endingAt: Self.midnight.addingTimeInterval(Self.day))
+                #expect(today.map(\.purchases) == [48, 0])
+                #expect(today.map(\.activeSubscriptions) == [48, 48])
+            }
+        }
+
         @Test("bench write-costs' switch: without the triggers a purchase is not counted, with them it is", arguments: LedgerBackend.all.filter { $0.kind != .memory })
         func triggersSwitchedOff(backend: LedgerBackend) async throws {
             let clock = TestClock(Self.midnight)
