@@ -290,4 +290,12 @@ extension Ledger {
 
     /// Warnings to log at start-up (no encryption key).
     public var startupWarnings: [String] { configuration.startupWarnings }
+
+    /// The newest event's sequence by paging through the stream: for a conformance of your own
+    /// that has no cheaper way; every StoreGate backend answers with one index probe.
+    public func lastEventSequence() async throws(LedgerError) -> Int64 {
+        var last: Int64 = 0
+        while let tail = try await events(after: last, limit: maximumEventPage).last { last = tail.sequence }
+        return last
+    }
 }

@@ -153,7 +153,6 @@ final class SlowLedger: Ledger {
     func events(after sequence: Int64, limit: Int) async throws(LedgerError) -> [LedgerEvent] {
         try await base.events(after: sequence, limit: limit)
     }
-    func lastEventSequence() async throws(LedgerError) -> Int64 { try await base.lastEventSequence() }
     func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {
         try await base.pruneEvents(recordedBefore: cutoff, limit: limit)
     }
