@@ -39,7 +39,9 @@ struct PostgresServerTrait: SuiteTrait, TestScoping {
             return
         }
         // fsync off: these tests kill clients, never the server; benchmarks keep it on.
-        let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false))
+        // 500 connections: the suite's tests run in parallel, each with a pool of up to 8 (16
+        // concurrent writers fill it); a release run reached the default 200 ("too many clients").
+        let server = try await TemporaryPostgres.launch(TemporaryPostgres.Options(fsync: false, maxConnections: 500))
         do {
             try await PostgresForTests.$server.withValue(server) {
                 try await function()
