@@ -29,17 +29,11 @@ enum PostgresActivityDays {
     ///
     /// `sharded` (schema 16) adds them to this server process's shard.
     private static func add(_ changes: String, sharded: Bool = false) -> String {
-        guard sharded else {
-            return """
-                INSERT INTO ledger_activity_days (day, kind, count)
-                    SELECT d, k, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
-                    ON CONFLICT (day, kind) DO UPDATE SET count = ledger_activity_days.count + excluded.count
-                """
-        }
+        let (column, value) = sharded ? (", shard", ", (pg_backend_pid() % \(shards))::smallint") : ("", "")
         return """
-            INSERT INTO ledger_activity_days (day, kind, shard, count)
-                SELECT d, k, (pg_backend_pid() % \(shards))::smallint, SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
-                ON CONFLICT (day, kind, shard) DO UPDATE SET count = ledger_activity_days.count + excluded.count
+            INSERT INTO ledger_activity_days (day, kind\(column), count)
+                SELECT d, k\(value), SUM(n) FROM (\(changes)) c GROUP BY d, k HAVING SUM(n) <> 0 ORDER BY d, k
+                ON CONFLICT (day, kind\(column)) DO UPDATE SET count = ledger_activity_days.count + excluded.count
             """
     }
 
@@ -84,12 +78,7 @@ enum PostgresActivityDays {
         )
         """,
         add(eventChanges("e", sign: 1, from: "ledger_events") + " UNION ALL " + activeChanges("t", sign: 1, from: "ledger_transactions")),
-        function("ledger_activity_event_inserted_v1", add(eventChanges("NEW", sign: 1))),
-        function("ledger_activity_event_deleted_v1", add(eventChanges("OLD", sign: -1))),
-        function("ledger_activity_transaction_inserted_v1", add(activeChanges("NEW", sign: 1))),
-        function("ledger_activity_transaction_updated_v1", add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1))),
-        function("ledger_activity_transaction_deleted_v1", add(activeChanges("OLD", sign: -1))),
-    ] + triggers(version: 1)
+    ] + functions(version: 1) + triggers(version: 1)
 
     /// Migration 16: the counts spread over ``shards`` rows per day and kind (the stored rows
     /// become shard 0), and the triggers moved to functions that write this process's shard.
@@ -97,49 +86,35 @@ enum PostgresActivityDays {
         "ALTER TABLE ledger_activity_days ADD COLUMN shard SMALLINT NOT NULL DEFAULT 0",
         "ALTER TABLE ledger_activity_days DROP CONSTRAINT ledger_activity_days_pkey",
         "ALTER TABLE ledger_activity_days ADD PRIMARY KEY (day, kind, shard)",
-        function("ledger_activity_event_inserted_v2", add(eventChanges("NEW", sign: 1), sharded: true)),
-        function("ledger_activity_event_deleted_v2", add(eventChanges("OLD", sign: -1), sharded: true)),
-        function("ledger_activity_transaction_inserted_v2", add(activeChanges("NEW", sign: 1), sharded: true)),
-        function(
-            "ledger_activity_transaction_updated_v2",
-            add(activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1), sharded: true)
-        ),
-        function("ledger_activity_transaction_deleted_v2", add(activeChanges("OLD", sign: -1), sharded: true)),
-    ] + triggerNames.map { "DROP TRIGGER \($0.name) ON \($0.table)" } + triggers(version: 2)
+    ] + functions(version: 2) + definitions.map { "DROP TRIGGER \($0.name) ON \($0.table)" } + triggers(version: 2)
 
-    /// The triggers that keep the counts, with the table each is on.
-    static let triggerNames: [(name: String, table: String)] = [
-        ("ledger_activity_event_inserted", "ledger_events"), ("ledger_activity_event_deleted", "ledger_events"),
-        ("ledger_activity_transaction_inserted", "ledger_transactions"), ("ledger_activity_transaction_updated", "ledger_transactions"),
-        ("ledger_activity_transaction_deleted", "ledger_transactions"),
+    /// The triggers that keep the counts: each one's name (its function's too, with a version
+    /// suffix), table, row change, condition, and the (day, kind, change) rows it adds.
+    private static let definitions: [(name: String, table: String, change: String, condition: String, counts: String)] = [
+        ("ledger_activity_event_inserted", "ledger_events", "INSERT", "NEW.type IN (\(countedTypes))", eventChanges("NEW", sign: 1)),
+        ("ledger_activity_event_deleted", "ledger_events", "DELETE", "OLD.type IN (\(countedTypes))", eventChanges("OLD", sign: -1)),
+        ("ledger_activity_transaction_inserted", "ledger_transactions", "INSERT", sql.counted("NEW"), activeChanges("NEW", sign: 1)),
+        (
+            "ledger_activity_transaction_updated", "ledger_transactions", "UPDATE OF \(subscriptionColumns.joined(separator: ", "))",
+            "(\(subscriptionColumns.map { "OLD.\($0) IS DISTINCT FROM NEW.\($0)" }.joined(separator: " OR ")))",
+            activeChanges("OLD", sign: -1) + " UNION ALL " + activeChanges("NEW", sign: 1)
+        ),
+        ("ledger_activity_transaction_deleted", "ledger_transactions", "DELETE", sql.counted("OLD"), activeChanges("OLD", sign: -1)),
     ]
 
-    /// The triggers, calling the functions of `version` (`_v1`, `_v2`).
+    /// The trigger functions of `version` (`_v1`; `_v2` writes this process's shard).
+    private static func functions(version: Int) -> [String] {
+        definitions.map { function("\($0.name)_v\(version)", add($0.counts, sharded: version >= 2)) }
+    }
+
+    /// The triggers, calling the functions of `version`.
     private static func triggers(version: Int) -> [String] {
-        [
+        definitions.map {
             """
-            CREATE TRIGGER ledger_activity_event_inserted AFTER INSERT ON ledger_events FOR EACH ROW
-            WHEN (NEW.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_inserted_v\(version)()
-            """,
+            CREATE TRIGGER \($0.name) AFTER \($0.change) ON \($0.table) FOR EACH ROW
+            WHEN (\($0.condition) AND \(maintained)) EXECUTE FUNCTION \($0.name)_v\(version)()
             """
-            CREATE TRIGGER ledger_activity_event_deleted AFTER DELETE ON ledger_events FOR EACH ROW
-            WHEN (OLD.type IN (\(countedTypes)) AND \(maintained)) EXECUTE FUNCTION ledger_activity_event_deleted_v\(version)()
-            """,
-            """
-            CREATE TRIGGER ledger_activity_transaction_inserted AFTER INSERT ON ledger_transactions FOR EACH ROW
-            WHEN (\(sql.counted("NEW")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_inserted_v\(version)()
-            """,
-            """
-            CREATE TRIGGER ledger_activity_transaction_updated
-            AFTER UPDATE OF \(subscriptionColumns.joined(separator: ", ")) ON ledger_transactions FOR EACH ROW
-            WHEN ((\(subscriptionColumns.map { "OLD.\($0) IS DISTINCT FROM NEW.\($0)" }.joined(separator: " OR "))) AND \(maintained))
-            EXECUTE FUNCTION ledger_activity_transaction_updated_v\(version)()
-            """,
-            """
-            CREATE TRIGGER ledger_activity_transaction_deleted AFTER DELETE ON ledger_transactions FOR EACH ROW
-            WHEN (\(sql.counted("OLD")) AND \(maintained)) EXECUTE FUNCTION ledger_activity_transaction_deleted_v\(version)()
-            """,
-        ]
+        }
     }
 }
 

@@ -98,7 +98,7 @@ extension PostgresLedger {
     /// Sums are taken over `integer`s (``exactSum(_:)``): PostgreSQL sums a `bigint` through
     /// `numeric`, which made half of a day-by-product query's time.
     static func bucketStatement(
-        keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool, daily: Bool = false, fromStart: Bool = false
+        keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool, daily: Bool, fromStart: Bool
     ) -> (sql: String, kept: [Int]) {
         let kept = dimensionColumns.indices.filter { keeping.contains(dimensionColumns[$0].dimension) }
         let list = kept.map { ", " + dimensionColumns[$0].column }.joined()

@@ -43,7 +43,7 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        if configuration.maintainsRollups { plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan) }
+        plan.rollupDeltas = rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
         EventPlanner.addEvents(
             to: &plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
         )
@@ -76,7 +76,7 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        if configuration.maintainsRollups { plan.rollupDeltas = Self.rollupDeltas(state: state, transactions: builder.transactions, plan: plan) }
+        plan.rollupDeltas = rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
         EventPlanner.addEvents(
             to: &plan, state: state,
             cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
@@ -94,15 +94,17 @@ extension LedgerPlanner {
 extension LedgerPlanner {
     /// The rollup changes of a plan: for each family whose transactions or renewal info it
     /// writes, the family's contribution after the plan less its contribution before
-    /// (``FamilyRollup``), computed from what changed (``FamilyRollup/change(from:renewal:to:renewal:)``).
+    /// (``FamilyRollup``), computed from what changed (``FamilyRollup/change(from:renewal:to:renewal:)``);
+    /// none when the configuration keeps no rollups (``LedgerConfiguration/maintainsRollups``).
     ///
     /// - Parameters:
     ///   - state: The rows loaded before planning (every transaction of each touched family).
     ///   - transactions: The working view after the plan.
     ///   - plan: The plan's writes.
-    package static func rollupDeltas(
+    package func rollupDeltas(
         state: PlanningState, transactions: [TransactionKey: TransactionRow], plan: LedgerWritePlan
     ) -> [Rollup] {
+        guard configuration.maintainsRollups else { return [] }
         var touched = Set<FamilyKey>()
         for row in plan.transactionInserts { touched.insert(row.familyKey) }
         for row in plan.transactionUpdates { touched.insert(row.familyKey) }
