@@ -13,10 +13,13 @@ import StoreGateTestSupport
 ///
 /// Each round records the two-year story (``AnalyticsWorkload``: priced purchases, renewals,
 /// trials, upgrades, refunds and churn notifications, the mix that moves the most rollups)
-/// into a fresh ledger once per variant — everything, without rollups, without the triggers —
-/// `writers` at a time, the variants' order rotating from round to round so that a machine
-/// growing busier or quieter favours none. Each run's throughput is printed, then, per variant
-/// left out, each round's cost (1 − everything ÷ without it) and the median over the rounds.
+/// into a fresh ledger once per variant — everything, the rollups added in the write (as
+/// before schema 17), without rollups, without the triggers — `writers` at a time, the
+/// variants' order rotating from round to round so that a machine growing busier or quieter
+/// favours none. With everything, the rollups' changes are queued and a folder runs beside the
+/// writers every second, as `storegate serve`'s does; the run's time includes folding what is
+/// left when the writers finish. Each run's throughput is printed, then each cost per round
+/// (1 − the rate with the work ÷ the rate without it) and its median over the rounds.
 enum WriteCostBenchmark {
     struct Settings {
         var transactions: Int
@@ -31,9 +34,17 @@ enum WriteCostBenchmark {
     /// What a run leaves out.
     enum Variant: String, CaseIterable {
         case everything = "everything"
+        case rollupsInWrite = "rollups added in the write"
         case withoutRollups = "without rollups"
         case withoutTriggers = "without activity triggers"
     }
+
+    /// The costs printed: a work's name, the variant with it and the variant without it.
+    static let costs: [(work: String, with: Variant, without: Variant)] = [
+        ("the rollups, queued and folded (target ≤ 5 %)", .everything, .withoutRollups),
+        ("the rollups added in the write (schema 16)", .rollupsInWrite, .withoutRollups),
+        ("the activity triggers", .everything, .withoutTriggers),
+    ]
 
     static func run(_ settings: Settings) async throws {
         print(
@@ -50,6 +61,7 @@ enum WriteCostBenchmark {
         func configuration(_ variant: Variant) -> LedgerConfiguration {
             var configuration = base
             configuration.maintainsRollups = variant != .withoutRollups
+            configuration.queuesRollupChanges = variant != .rollupsInWrite
             return configuration
         }
 
@@ -93,7 +105,7 @@ enum WriteCostBenchmark {
         _ label: String, settings: Settings, workload: AnalyticsWorkload, payload: [UInt8],
         open: (Int, Variant) async throws -> (any Ledger, () async -> Void)
     ) async throws {
-        var costs: [Variant: [Double]] = [:]
+        var rounds: [[Variant: Double]] = []
         var run = 0
         let variants = Variant.allCases
         for round in 0..<max(1, settings.rounds) {
@@ -102,7 +114,19 @@ enum WriteCostBenchmark {
                 let variant = variants[(round + offset) % variants.count]
                 let (ledger, close) = try await open(run, variant)
                 run += 1
-                let (seconds, latencies) = try await workload.record(into: ledger, writers: max(1, settings.writers), payload: payload)
+                // The service's folder, beside the writers (a no-op when nothing is queued).
+                let folder = Task {
+                    while !Task.isCancelled {
+                        _ = try? await foldAll(ledger)
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                }
+                var (seconds, latencies) = try await workload.record(into: ledger, writers: max(1, settings.writers), payload: payload)
+                folder.cancel()
+                _ = await folder.result
+                let folding = BenchSupport.now()
+                let left = try await foldAll(ledger)
+                seconds += Double(BenchSupport.now() - folding) / 1e9
                 await close()
                 let rate = Double(workload.facts.count) / seconds
                 rates[variant] = rate
@@ -111,23 +135,31 @@ enum WriteCostBenchmark {
                         + String(
                             format: "%.0f facts/s, p50 %.2f ms, p99 %.2f ms, %.1f s",
                             rate, BenchSupport.median(latencies) / 1000, BenchSupport.percentile(latencies, 0.99) / 1000, seconds
-                        ) + "; load \(AnalyticsBenchmark.loadAverage())"
+                        ) + (left > 0 ? " (\(left) queued changes folded after the writers)" : "")
+                        + "; load \(AnalyticsBenchmark.loadAverage())"
                 )
             }
-            if let everything = rates[.everything] {
-                for variant in variants where variant != .everything {
-                    if let without = rates[variant] { costs[variant, default: []].append(1 - everything / without) }
-                }
-            }
+            rounds.append(rates)
         }
-        for variant in variants where variant != .everything {
-            let rounds = costs[variant] ?? []
-            let what = variant == .withoutRollups ? "the rollups (target ≤ 5 %)" : "the activity triggers"
+        for cost in costs {
+            let each = rounds.compactMap { rates in rates[cost.with].flatMap { with in rates[cost.without].map { 1 - with / $0 } } }
             print(
-                "\(label): \(what) cost recording "
-                    + rounds.map { String(format: "%.1f %%", $0 * 100) }.joined(separator: ", ")
-                    + String(format: " per round; median %.1f %%", BenchSupport.median(rounds.sorted()) * 100)
+                "\(label): \(cost.work) cost recording "
+                    + each.map { String(format: "%.1f %%", $0 * 100) }.joined(separator: ", ")
+                    + String(format: " per round; median %.1f %%", BenchSupport.median(each.sorted()) * 100)
             )
+        }
+    }
+
+    /// Folds every queued rollup change.
+    ///
+    /// - Returns: How many there were.
+    private static func foldAll(_ ledger: any Ledger) async throws -> Int {
+        var total = 0
+        while true {
+            let folded = try await ledger.foldRollupChanges(limit: 5_000)
+            total += folded
+            if folded < 5_000 { return total }
         }
     }
 }

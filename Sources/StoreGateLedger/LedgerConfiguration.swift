@@ -23,6 +23,11 @@ public struct LedgerConfiguration: Sendable {
     /// cost a write against the same build without them; a ledger recorded without them answers
     /// analytics wrongly until `storegate analytics rebuild`.
     package var maintainsRollups = true
+    /// Whether a write queues its rollup changes for a fold (schema 17,
+    /// ``AnalyticsStore/foldRollupChanges(limit:)``) or adds them to the rollups itself, as
+    /// before 17: for tests that write at an older schema, and for `bench write-costs` to
+    /// compare the two.
+    package var queuesRollupChanges = true
 
     /// Creates a configuration.
     ///

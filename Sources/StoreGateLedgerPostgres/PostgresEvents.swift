@@ -366,6 +366,13 @@ enum LoadWithEventsSQL: LedgerStatementSQL {
 }
 
 enum ApplyWithEventsSQL: LedgerStatementSQL {
+    static let name = "storegate_ledger_apply_v7"
+    static let sql = "SELECT ledger_apply_v7($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bytea)"
+}
+
+/// Version 6, which adds the plan's rollup changes itself: for a plan with none to queue, or
+/// when ``LedgerConfiguration/queuesRollupChanges`` is off.
+enum ApplyAddingRollupsSQL: LedgerStatementSQL {
     static let name = "storegate_ledger_apply_v6"
     static let sql = "SELECT ledger_apply_v6($1::jsonb, $2::bytea, $3::text[], $4::text[], $5::text[], $6::boolean[])"
 }

@@ -10,7 +10,7 @@
 /// otherwise PostgreSQL re-plans the multi-branch statements on every call (about a
 /// millisecond each), or caches a plan chosen while the tables were empty.
 ///
-/// `ledger_apply_v6(…)` (schema 14; every version before it stays as its migration created
+/// `ledger_apply_v7(…)` (schema 17; every version before it stays as its migration created
 /// it), the server-side half of recording, writes a ``LedgerWritePlan`` in one round trip and
 /// one implicit transaction, after checking that the rows the plan was computed from have not
 /// changed since they were read.
@@ -143,6 +143,11 @@ enum PostgresFunctions {
     /// daily analytics rollups (``FamilyRollup``) in the same transaction.
     static var applyWithMoney: String { applyFunction(version: 6) }
 
+    /// `ledger_apply_v7(…, rollup_changes bytea)` (schema 17): version 6, except that the
+    /// plan's rollup changes arrive encoded (``RollupChanges``) and are queued in
+    /// `ledger_rollup_changes` as one row, for a fold to add (``PostgresLedger/foldRollupChanges(limit:)``).
+    static var applyQueueingRollups: String { applyFunction(version: 7) }
+
     /// The loop of `body` over the plan's list `name` (`r` each element). From version 3 the
     /// loop runs only when the document has the list (``PostgresPlanJSON`` leaves empty ones
     /// out): a loop over nothing still started a statement, and most plans fill three or four
@@ -173,7 +178,8 @@ enum PostgresFunctions {
         """
         let parameters = version < 3 ? "plan jsonb"
             : version < 4 ? "plan jsonb, sealed_proof bytea"
-            : "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[]"
+            : version < 7 ? "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[]"
+            : "plan jsonb, sealed_proof bytea, event_payloads text[], event_accounts text[], event_products text[], event_balanced boolean[], rollup_changes bytea"
         let moneyInsertColumns = version < 6 ? "" : ",\n            \(PostgresLedger.moneyColumns)"
         let moneyInsertValues = version < 6 ? "" : """
             ,
@@ -297,7 +303,12 @@ enum PostgresFunctions {
                 WHERE (excluded.observed_at, excluded.tiebreak COLLATE "C")
                     > (ledger_renewals.observed_at, ledger_renewals.tiebreak COLLATE "C");
                 """))
-            \(version < 6 ? "" : each("rollup_deltas", version, """
+            \(version < 7 ? "" : """
+                IF rollup_changes IS NOT NULL THEN
+                    INSERT INTO ledger_rollup_changes (deltas) VALUES (rollup_changes);
+                END IF;
+                """)
+            \(version < 6 || version >= 7 ? "" : each("rollup_deltas", version, """
                 INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
                 VALUES (r->>'measure', r->>'environment', (r->>'day')::bigint, r->>'product_id', r->>'subscription_group',
                         r->>'storefront', r->>'currency', r->>'offer', (r->>'count')::bigint, (r->>'amount')::bigint)

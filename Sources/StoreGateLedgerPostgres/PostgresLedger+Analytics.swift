@@ -4,12 +4,69 @@ import PostgresNIO
 public import StoreGateCore
 public import StoreGateLedger
 
-/// The daily analytics rollups (schema 14, ``AnalyticsStore``): changed by `ledger_apply_v6`
-/// in the recording's transaction, rebuilt under a lock that makes writers wait.
+/// The daily analytics rollups (schema 14, ``AnalyticsStore``): `ledger_apply_v7` queues each
+/// recording's changes (schema 17, ``RollupChanges``), a fold adds them in batches, reads fold
+/// first; rebuilt under locks that make writers wait.
 extension PostgresLedger {
+    /// The advisory lock a fold and a rebuild hold ("sgrollup" in ASCII): one at a time.
+    static let rollupFoldLock: Int64 = 0x7367_726F_6C6C_7570
+    /// The most queued changes one fold transaction takes (``foldAllRollupChanges()``).
+    static let foldBatch = 5_000
+
+    public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int {
+        guard limit > 0, try await hasRollupChanges() else { return 0 }
+        let logger = self.logger
+        return try await transaction { connection in
+            try await Self.run(connection, "SELECT pg_advisory_xact_lock($1)", [.integer(Self.rollupFoldLock)], logger: logger)
+            // The rows this transaction deletes are its own: a concurrent fold waits for the
+            // lock, and a rebuild holds it too. Each change counts once, in one commit.
+            let rows = try await Self.rows(connection, """
+                DELETE FROM ledger_rollup_changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM ledger_rollup_changes LIMIT $1))
+                RETURNING deltas
+                """, [.integer(Int64(limit))], logger: logger)
+            var deltas: [Rollup] = []
+            for row in rows { deltas += try RollupChanges.decode(try row.bytes(0)) }
+            try await Self.addRollups(Rollup.merged(deltas), connection, logger: logger)
+            return rows.count
+        }
+    }
+
+    /// Folds every queued change, a batch per transaction (what a read does first).
+    func foldAllRollupChanges() async throws(LedgerError) {
+        while try await foldRollupChanges(limit: Self.foldBatch) == Self.foldBatch {}
+    }
+
+    /// Whether a change waits (one round trip; a read finds none most of the time).
+    private func hasRollupChanges() async throws(LedgerError) -> Bool {
+        try await withConnection { connection in
+            try await Self.rows(connection, "SELECT EXISTS (SELECT 1 FROM ledger_rollup_changes)", logger: self.logger).first?.bool(0) ?? false
+        }
+    }
+
+    /// Adds `rollups` (one per key) to the stored ones, 5,000 per statement.
+    static func addRollups(_ rollups: [Rollup], _ connection: PostgresConnection, logger: Logger) async throws {
+        var start = 0
+        while start < rollups.count {
+            let chunk = rollups[start..<min(start + 5000, rollups.count)]
+            try await run(connection, """
+                INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
+                ON CONFLICT (measure, environment, day, product_id, subscription_group, storefront, currency, offer) DO UPDATE SET
+                    count = ledger_rollups.count + excluded.count, amount = ledger_rollups.amount + excluded.amount
+                """, [
+                    .texts(chunk.map(\.key.measure.rawValue)), .texts(chunk.map(\.key.environment.rawValue)), .integers(chunk.map(\.key.day)),
+                    .texts(chunk.map(\.key.productId)), .texts(chunk.map(\.key.subscriptionGroup)), .texts(chunk.map(\.key.storefront)),
+                    .texts(chunk.map(\.key.currency)), .texts(chunk.map(\.key.offer)), .integers(chunk.map(\.value.count)),
+                    .integers(chunk.map(\.value.amount)),
+                ], logger: logger)
+            start += 5000
+        }
+    }
+
     public func rollups(
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
     ) async throws(LedgerError) -> [Rollup] {
+        try await foldAllRollupChanges()
         let values: [PostgresValue] = [
             .texts(measures.sorted().map(\.rawValue)), .text(environment.rawValue), .integer(from ?? .min), .integer(through),
         ]
@@ -69,6 +126,7 @@ extension PostgresLedger {
         ]
         let selected = columns.map { keeping.contains($0.dimension) ? $0.column : "''::text" }
         let grouped = ["measure", "day"] + columns.filter { keeping.contains($0.dimension) }.map(\.column)
+        try await foldAllRollupChanges()
         let values: [PostgresValue] = [
             .texts(measures.sorted().map(\.rawValue)), .text(environment.rawValue), .integer(from ?? .min), .integer(through),
         ]
@@ -113,11 +171,14 @@ extension PostgresLedger {
         }
     }
 
-    /// Recomputes every rollup inside the caller's transaction. The exclusive lock on the
-    /// rollups comes first: a recording that wrote its transactions before it waits and adds
-    /// its delta after the rebuild (which did not see its rows); one that commits before the
-    /// lock is read by the rebuild.
+    /// Recomputes every rollup inside the caller's transaction. The fold's lock and the
+    /// exclusive locks on the queue and the rollups come first: a recording that queued its
+    /// changes before them commits first, and the rebuild reads its rows and drops its
+    /// changes; one that had not waits for the rebuild (which did not see its rows), then
+    /// queues its changes for a fold.
     static func rebuildRollups(_ connection: PostgresConnection, logger: Logger) async throws -> RollupRebuild {
+        try await run(connection, "SELECT pg_advisory_xact_lock($1)", [.integer(rollupFoldLock)], logger: logger)
+        try await connection.query("LOCK TABLE ledger_rollup_changes IN EXCLUSIVE MODE", logger: logger)
         try await connection.query("LOCK TABLE ledger_rollups IN EXCLUSIVE MODE", logger: logger)
         var renewals: [FamilyKey: RenewalRow] = [:]
         for row in try await rows(connection, "SELECT \(renewalSelect) FROM ledger_renewals", logger: logger) {
@@ -141,22 +202,9 @@ extension PostgresLedger {
             family.append(transaction.value)
         }
         if let current { accumulator.add(family: family, renewal: renewals[current]) }
+        try await connection.query("DELETE FROM ledger_rollup_changes", logger: logger)
         try await connection.query("DELETE FROM ledger_rollups", logger: logger)
-        let rollups = accumulator.rollups
-        var start = 0
-        while start < rollups.count {
-            let chunk = rollups[start..<min(start + 5000, rollups.count)]
-            try await run(connection, """
-                INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
-                SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
-                """, [
-                    .texts(chunk.map(\.key.measure.rawValue)), .texts(chunk.map(\.key.environment.rawValue)), .integers(chunk.map(\.key.day)),
-                    .texts(chunk.map(\.key.productId)), .texts(chunk.map(\.key.subscriptionGroup)), .texts(chunk.map(\.key.storefront)),
-                    .texts(chunk.map(\.key.currency)), .texts(chunk.map(\.key.offer)), .integers(chunk.map(\.value.count)),
-                    .integers(chunk.map(\.value.amount)),
-                ], logger: logger)
-            start += 5000
-        }
+        try await addRollups(accumulator.rollups, connection, logger: logger)
         try await run(connection, "UPDATE ledger_analytics_state SET needs_rebuild = false, rebuilt_at = $1",
                       [.integer(Int64(Date().timeIntervalSince1970 * 1000))], logger: logger)
         return accumulator.report
@@ -219,19 +267,7 @@ extension PostgresLedger {
                     .optional(money.offerIdentifier), .optional(money.offerPeriod), .optional(money.offerDiscountType),
                     .optional(money.transactionReason), .integer(now), .text(transactionId), .text(environment.rawValue),
                 ], logger: logger)
-            for delta in FamilyRollup.delta(from: before, to: after) {
-                let key = delta.key
-                try await Self.run(connection, """
-                    INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                    ON CONFLICT (measure, environment, day, product_id, subscription_group, storefront, currency, offer) DO UPDATE SET
-                        count = ledger_rollups.count + excluded.count, amount = ledger_rollups.amount + excluded.amount
-                    """, [
-                        .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.productId),
-                        .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency), .text(key.offer),
-                        .integer(delta.value.count), .integer(delta.value.amount),
-                    ], logger: logger)
-            }
+            try await Self.addRollups(FamilyRollup.delta(from: before, to: after), connection, logger: logger)
             return true
         }
     }

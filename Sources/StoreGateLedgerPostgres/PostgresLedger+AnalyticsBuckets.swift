@@ -9,6 +9,7 @@ public import StoreGateLedger
 /// stored key or day.
 extension PostgresLedger {
     public func rollups(_ read: RollupBucketRead) async throws(LedgerError) -> [Rollup] {
+        try await foldAllRollupChanges()
         // Summing into buckets sees the same buckets, and the same non-zero amounts, as summing
         // days while no figure summed is negative (a day's sum is then non-zero exactly when one
         // of its rows is, a bucket's exactly when one of its days is): the reply says so. A read

@@ -307,7 +307,7 @@ extension PostgresLedger {
 
     // MARK: Storing
 
-    /// Writes `plan` with `ledger_apply_v6`, in one round trip and one implicit transaction.
+    /// Writes `plan` with `ledger_apply_v7`, in one round trip and one implicit transaction.
     ///
     /// A plan that stores renewal info for a family the load did not find also inserts that
     /// family's row, without an owner (``familyMarkers(_:loaded:)``).
@@ -320,21 +320,29 @@ extension PostgresLedger {
             .filter { $0.account == nil && !claimed.contains($0.key) }
             .map(\.key)
             .sorted()
+        // Queued, the rollup changes travel encoded beside the plan to ledger_apply_v7 (schema
+        // 17); otherwise, or with none, ledger_apply_v6 adds the plan's list itself.
+        let queued = plan.queuesRollupChanges && !plan.rollupDeltas.isEmpty
+        let changes: PostgresValue = queued ? .bytes(RollupChanges.encode(plan.rollupDeltas)) : .null
+        if queued { plan.rollupDeltas = [] }
         let document = PostgresPlanJSON.encode(
             plan, revisions: loaded.revisions, familyRevisions: loaded.familyRevisions, unownedFamilies: unowned,
             now: date.ledgerMilliseconds
         )
         let sealed = plan.proof?.sealed.map { PostgresValue.bytes($0.combined) } ?? .null
-        _ = try await execute(
-            ApplyWithEventsSQL.self, connection, [.text(document), sealed] + PostgresPlanJSON.eventParameters(plan.events), logger: logger
-        )
+        let values = [.text(document), sealed] + PostgresPlanJSON.eventParameters(plan.events)
+        if queued {
+            _ = try await execute(ApplyWithEventsSQL.self, connection, values + [changes], logger: logger)
+        } else {
+            _ = try await execute(ApplyAddingRollupsSQL.self, connection, values, logger: logger)
+        }
     }
 
     /// The family rows (without owner or transactions) a plan inserts beside renewal info for
     /// a family that is not stored: a renewal-only notification arriving before the family's
     /// first purchase.
     ///
-    /// The write path's concurrency check is the family row: `ledger_apply_v6` refuses (40001)
+    /// The write path's concurrency check is the family row: `ledger_apply_v7` refuses (40001)
     /// a plan whose loaded families' revisions moved, and an insert of a family that exists
     /// fails on its primary key (23505) — both retried after a new load. A family the load did
     /// not find has no revision to check, so without its row a renewal-only notification and
@@ -363,7 +371,7 @@ extension PostgresLedger {
         plan.events = events
         let document = PostgresPlanJSON.encode(plan, revisions: [:], familyRevisions: [:], unownedFamilies: [], now: date.ledgerMilliseconds)
         _ = try await execute(
-            ApplyWithEventsSQL.self, connection, [.text(document), .null] + PostgresPlanJSON.eventParameters(events), logger: logger
+            ApplyAddingRollupsSQL.self, connection, [.text(document), .null] + PostgresPlanJSON.eventParameters(events), logger: logger
         )
     }
 

@@ -4,7 +4,7 @@ import StoreGateCore
 public import StoreGateLedger
 
 /// Support's move of a purchase family (schema 12): read the family, plan, and write the plan
-/// with `ledger_apply_v6` (its transfers part is schema 12's `ledger_apply_v5`), which takes
+/// with `ledger_apply_v7` (its transfers part is schema 12's `ledger_apply_v5`), which takes
 /// both accounts' event locks first, refuses (retried) a family that changed or moved since it
 /// was read, and moves the consumed units that go along under the old owner's balance row lock.
 extension PostgresLedger {

@@ -2,7 +2,7 @@ import StoreGateCore
 import StoreGateLedger
 import FoundationEssentials
 
-/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v6` takes, with Core's
+/// Writes a ``LedgerWritePlan`` as the JSON document `ledger_apply_v7` takes, with Core's
 /// ``JSONWriter`` (Foundation's encoder costs more than the database call on this path).
 ///
 /// The sealed proof is not in the document: it goes as a binary parameter of its own, and
@@ -117,7 +117,7 @@ enum PostgresPlanJSON {
         return json.text
     }
 
-    /// The last four parameters of `ledger_apply_v6` (and v5, v4): the events' stored JSON (an event whose
+    /// Four parameters of `ledger_apply_v7` (and v6, v5, v4): the events' stored JSON (an event whose
     /// balance the store states without the end of its entitlement, which the function
     /// appends), accounts, products, and which events those are; four `NULL`s for no events.
     static func eventParameters(_ events: [LedgerEvent]) -> [PostgresValue] {

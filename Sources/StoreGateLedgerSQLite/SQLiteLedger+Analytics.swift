@@ -2,8 +2,9 @@ import Foundation
 public import StoreGateCore
 public import StoreGateLedger
 
-/// The daily analytics rollups (schema 14, ``AnalyticsStore``): changed with the
-/// transactions in the writer's transaction, read along their primary key.
+/// The daily analytics rollups (schema 14, ``AnalyticsStore``): each write queues its changes
+/// (schema 17, ``RollupChanges``) in the writer's transaction, a fold adds them in batches,
+/// and reads fold first, then read along the primary key.
 extension SQLiteLedger {
     static let upsertRollup = """
         INSERT INTO ledger_rollups (measure, environment, day, product_id, subscription_group, storefront, currency, offer, count, amount)
@@ -77,7 +78,8 @@ extension SQLiteLedger {
     private func readRollups(
         _ sql: String, _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
     ) async throws(LedgerError) -> [Rollup] {
-        try await perform { () throws(LedgerError) in
+        try await foldAllRollupChanges()
+        return try await perform { () throws(LedgerError) in
             try self.read(snapshot: true) { connection throws(LedgerError) in
                 var found: [Rollup] = []
                 for measure in measures.sorted() {
@@ -107,6 +109,57 @@ extension SQLiteLedger {
         try await write { connection throws(LedgerError) -> RollupRebuild in
             try Self.rebuildRollups(connection)
         }
+    }
+
+    /// The most queued changes one fold transaction takes (``foldAllRollupChanges()``).
+    static let foldBatch = 5_000
+
+    public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int {
+        guard limit > 0, try await hasRollupChanges() else { return 0 }
+        return try await write { connection throws(LedgerError) -> Int in try Self.foldRollupChanges(limit: limit, connection) }
+    }
+
+    /// Folds every queued change, a batch per transaction (what a read does first).
+    func foldAllRollupChanges() async throws(LedgerError) {
+        while try await foldRollupChanges(limit: Self.foldBatch) == Self.foldBatch {}
+    }
+
+    /// Whether a change waits, from a reader (a read finds none most of the time, and then
+    /// never waits for the writer).
+    private func hasRollupChanges() async throws(LedgerError) -> Bool {
+        try await perform { () throws(LedgerError) in
+            try self.read(snapshot: false) { connection throws(LedgerError) in
+                var found = false
+                try connection.query("SELECT 1 FROM ledger_rollup_changes LIMIT 1") { _ throws(LedgerError) in found = true }
+                return found
+            }
+        }
+    }
+
+    /// Queues a write's rollup changes (inside the writer's transaction): one row, whatever
+    /// the number of keys.
+    static func queueRollupChanges(_ deltas: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
+        guard !deltas.isEmpty else { return }
+        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(deltas))])
+    }
+
+    /// Adds the oldest `limit` queued changes to the rollups, merged, and deletes them (inside
+    /// the writer's transaction).
+    ///
+    /// - Returns: How many were folded.
+    static func foldRollupChanges(limit: Int, _ connection: SQLiteConnection) throws(LedgerError) -> Int {
+        var deltas: [Rollup] = []
+        var last: Int64?
+        var folded = 0
+        try connection.query("SELECT sequence, deltas FROM ledger_rollup_changes ORDER BY sequence LIMIT ?", [.integer(Int64(limit))]) { row throws(LedgerError) in
+            last = row.integer(0)
+            deltas += try RollupChanges.decode(row.blob(1))
+            folded += 1
+        }
+        guard let last else { return 0 }
+        try applyRollups(Rollup.merged(deltas), connection)
+        try connection.run("DELETE FROM ledger_rollup_changes WHERE sequence <= ?", [.integer(last)])
+        return folded
     }
 
     /// Adds rollup deltas (inside the caller's transaction).
@@ -142,6 +195,8 @@ extension SQLiteLedger {
             family.append(transaction.value)
         }
         if let current { accumulator.add(family: family, renewal: renewals[current]) }
+        // The queued changes are of transactions the rebuild has just read.
+        try connection.run("DELETE FROM ledger_rollup_changes")
         try connection.run("DELETE FROM ledger_rollups")
         try applyRollups(accumulator.rollups, connection)
         try connection.run("UPDATE ledger_analytics_state SET needs_rebuild = 0, rebuilt_at = ?", [.integer(Int64(Date().timeIntervalSince1970 * 1000))])

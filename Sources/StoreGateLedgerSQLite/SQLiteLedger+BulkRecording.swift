@@ -45,6 +45,9 @@ extension SQLiteLedger: BulkRecording {
                 }
                 try connection.run("RELEASE fact")
             }
+            // The call's rollup changes are folded before it commits (with any queued before):
+            // a bulk build leaves no queue behind, and each key is written once per call.
+            while try Self.foldRollupChanges(limit: Self.foldBatch, connection) == Self.foldBatch {}
             return outcomes
         }
     }

@@ -234,9 +234,13 @@ extension SQLiteLedger {
                 ]
             )
         }
+        if plan.queuesRollupChanges {
+            try queueRollupChanges(plan.rollupDeltas, connection)
+        } else {
+            try applyRollups(plan.rollupDeltas, connection)
+        }
         // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
         // refund) stays out of VALUES; it only ever meets an existing row.
-        try applyRollups(plan.rollupDeltas, connection)
         for delta in plan.balanceDeltas {
             try connection.run("""
                 INSERT INTO ledger_balances (account_id, product_id, purchased, refunded, consumed)

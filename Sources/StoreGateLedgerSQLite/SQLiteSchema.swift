@@ -405,6 +405,11 @@ enum SQLiteSchema {
         // PostgreSQL's 16 spreads the per-day counts over rows its concurrent writers do not
         // share; SQLite has one writer at a time, so the version is kept in step with nothing to do.
         Migration(version: 16, description: "the overview's per-day counts as they were (PostgreSQL spreads them over shards; one SQLite writer needs none)", statements: []),
+        Migration(version: 17, description: "rollup changes queued by each write and folded into the rollups in batches", statements: [
+            // One row per write that moved a rollup (RollupChanges): appended at the end of
+            // the rowid order, deleted by the fold that adds it to ledger_rollups.
+            "CREATE TABLE ledger_rollup_changes (sequence INTEGER PRIMARY KEY, deltas BLOB NOT NULL)",
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

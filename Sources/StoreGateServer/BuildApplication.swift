@@ -137,6 +137,8 @@ public func buildApplication(
     }
     // Periods and grace periods that end without a write still reach the event stream.
     var ledgerWorkers: [any PeriodicWorker] = [SubscriptionClockService(ledger: ledger, interval: configuration.clockInterval, logger: logger, now: now)]
+    // The analytics rollups: each write queues its changes, this folds them every second.
+    ledgerWorkers.append(RollupFoldService(ledger: ledger))
     if let retention = configuration.eventsRetention {
         ledgerWorkers.append(EventRetentionService(ledger: ledger, retention: retention, logger: logger, now: now))
     }

@@ -212,6 +212,19 @@ extension LedgerTests {
             }
         }
 
+        @Test("rollup changes added in the write (before schema 17, bench write-costs) and queued for a fold give the same rollups", arguments: LedgerBackend.all)
+        func addedInTheWrite(backend: LedgerBackend) async throws {
+            let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Self.catalog))
+            try await Self.tell(Self.facts, to: reference)
+            var configuration = LedgerConfiguration(catalog: Self.catalog)
+            configuration.queuesRollupChanges = false
+            try await backend.withLedger(configuration) { ledger async throws in
+                try await Self.tell(Self.facts, to: ledger)
+                #expect(try await ledger.foldRollupChanges(limit: 1_000) == 0, "nothing was queued")
+                #expect(try await Self.allRollups(ledger) == Self.allRollups(reference))
+            }
+        }
+
         static func allRollups(_ ledger: any Ledger) async throws -> [Rollup] {
             try await ledger.rollups(Set(RollupMeasure.allCases), environment: .production, from: nil, through: 100_000)
                 .sorted { $0.key < $1.key }

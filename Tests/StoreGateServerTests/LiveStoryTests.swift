@@ -176,6 +176,7 @@ final class SlowLedger: Ledger {
         try await base.rollups(measures, environment: environment, from: from, through: through)
     }
     func rebuildRollups() async throws(LedgerError) -> RollupRebuild { try await base.rebuildRollups() }
+    func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int { try await base.foldRollupChanges(limit: limit) }
     func analyticsDrillDown(_ point: AnalyticsPointQuery, limit: Int) async throws(LedgerError) -> AnalyticsDrillDown {
         try await base.analyticsDrillDown(point, limit: limit)
     }

@@ -40,12 +40,32 @@ public protocol AnalyticsStore: Sendable {
     /// What ``series(_:today:commission:exchangeRates:)`` reads; PostgreSQL sums in SQL.
     func rollups(_ read: RollupBucketRead) async throws(LedgerError) -> [Rollup]
 
+    /// Folds the rollup changes writes queued (``RollupChanges``, schema 17) into the rollups:
+    /// the oldest `limit` of them, merged, added and deleted in one transaction, so each counts
+    /// exactly once whatever fails or runs at the same time.
+    ///
+    /// Every read of the rollups above folds first, so it sees every write committed before
+    /// it; `storegate serve` also folds every second (`RollupFoldService`), so the SQL views
+    /// stay at most that far behind. A backend that adds a write's changes as it writes them
+    /// has nothing queued (the default).
+    ///
+    /// - Parameter limit: The most queued changes (one per write) folded in this call.
+    /// - Returns: How many were folded: fewer than `limit` when the queue is now empty.
+    @discardableResult
+    func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int
+
     /// Recomputes every rollup from the stored transactions and renewal infos, replacing the
     /// stored ones in one transaction (writes wait meanwhile).
     ///
     /// - Returns: What was read and written.
     @discardableResult
     func rebuildRollups() async throws(LedgerError) -> RollupRebuild
+}
+
+extension AnalyticsStore {
+    /// Nothing is queued: the changes were added as they were written.
+    @discardableResult
+    public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int { 0 }
 }
 
 extension AnalyticsPointQuery {

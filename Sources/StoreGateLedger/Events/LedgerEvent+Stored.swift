@@ -18,7 +18,7 @@ extension LedgerEvent {
     /// The stored JSON, or with `leavingBalanceOpen` (an event that ``needsStoredBalance``) the
     /// same without the entitlement's `isEntitled` and `balance` and without the two closing
     /// braces after them: the entitlement is the object's last member, so PostgreSQL's
-    /// `ledger_apply_v6` (as v4 and v5 did) completes the text with the stored counters by
+    /// `ledger_apply_v7` (as v4 to v6 did) completes the text with the stored counters by
     /// concatenation (``PostgresEvents``), instead of rebuilding a parsed document (4 µs an event).
     package func storedJSON(leavingBalanceOpen: Bool) -> [UInt8] {
         var json = JSONWriter(capacity: 512)

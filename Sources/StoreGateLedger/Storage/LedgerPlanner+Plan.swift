@@ -43,7 +43,7 @@ extension LedgerPlanner {
         }
         var plan = builder.finish(proof: prepared.proof)
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.rollupDeltas = rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
+        addRollupDeltas(to: &plan, state: state, transactions: builder.transactions)
         EventPlanner.addEvents(
             to: &plan, state: state, cause: EventCause(recordedAt: prepared.proof.receivedAt, source: prepared.proof.kind.rawValue)
         )
@@ -76,7 +76,7 @@ extension LedgerPlanner {
         var plan = builder.finish(proof: prepared.proof)
         plan.notification = prepared.notification
         if let renewal = prepared.renewal { plan.renewals = [renewal] }
-        plan.rollupDeltas = rollupDeltas(state: state, transactions: builder.transactions, plan: plan)
+        addRollupDeltas(to: &plan, state: state, transactions: builder.transactions)
         EventPlanner.addEvents(
             to: &plan, state: state,
             cause: EventCause(recordedAt: prepared.proof.receivedAt, source: ProofKind.notification.rawValue, notification: prepared.notification.summary)
@@ -92,6 +92,13 @@ extension LedgerPlanner {
 }
 
 extension LedgerPlanner {
+    /// Sets the plan's rollup changes (``rollupDeltas(state:transactions:plan:)``) and whether
+    /// the write queues them (``LedgerConfiguration/queuesRollupChanges``).
+    func addRollupDeltas(to plan: inout LedgerWritePlan, state: PlanningState, transactions: [TransactionKey: TransactionRow]) {
+        plan.rollupDeltas = rollupDeltas(state: state, transactions: transactions, plan: plan)
+        plan.queuesRollupChanges = configuration.queuesRollupChanges
+    }
+
     /// The rollup changes of a plan: for each family whose transactions or renewal info it
     /// writes, the family's contribution after the plan less its contribution before
     /// (``FamilyRollup``), computed from what changed (``FamilyRollup/change(from:renewal:to:renewal:)``);
