@@ -91,6 +91,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("sqlite-mmap-mb"), help: "scale: MiB of the file each SQLite reader maps into memory (default 0, as the service).")
     var sqliteMmapMB: Int?
 
+    @Option(name: .customLong("bulk-writers"), help: "scale: concurrent bulk writers building each ledger (default: SQLite 2, PostgreSQL 4).")
+    var bulkWriters: Int?
+
     @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
     var normalPath = false
 
@@ -122,7 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
                     sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath,
                     rounds: rounds ?? 5, keep: keep, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
-                    sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }
+                    sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }, bulkWriters: bulkWriters.map { max(1, $0) }
                 ))
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, write-costs, scale)")
             }

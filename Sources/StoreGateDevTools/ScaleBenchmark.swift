@@ -90,6 +90,8 @@ enum ScaleBenchmark {
         /// (else the ledger's defaults): to compare settings.
         var sqlitePageCacheBytes: Int? = nil
         var sqliteMappedBytes: Int? = nil
+        /// Concurrent bulk writers per build, when given (else SQLite 2, PostgreSQL 4).
+        var bulkWriters: Int? = nil
 
         /// The SQLite options of the measured ledger.
         var sqliteOptions: SQLiteLedger.Options {
@@ -136,7 +138,7 @@ enum ScaleBenchmark {
                 let ledger = try SQLiteLedger(path: path, configuration: try configuration(settings.proofBytes), options: settings.sqliteOptions)
                 ledgers.append(ledger)
                 let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
-                let built = try await build(ledger, bulk: bulk, label: "sqlite", size: size, streams: 2, proofBytes: settings.proofBytes)
+                let built = try await build(ledger, bulk: bulk, label: "sqlite", size: size, streams: settings.bulkWriters ?? 2, proofBytes: settings.proofBytes)
                 // The same file without the account cache: its reads all go to the database.
                 var uncached = settings.sqliteOptions
                 uncached.cachedAccounts = 0
@@ -170,9 +172,13 @@ enum ScaleBenchmark {
                 )
                 ledgers.append(ledger)
                 let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
-                // One bulk writer: every fact updates the day's shared rollup rows, which a
-                // long transaction keeps locked, so concurrent bulk writers would deadlock.
-                let built = try await build(ledger, bulk: bulk, label: "postgres", size: size, streams: 1, proofBytes: settings.proofBytes)
+                // Four bulk writers, each on its own subscribers: since schema 17 they share no
+                // rollup rows (writes queue their changes), and the overview's per-day counts
+                // are taken in time order (a writer behind waits, never in a cycle). Before,
+                // one writer: 1,174 facts/s at 10^5 against 2,151 with four.
+                let built = try await build(
+                    ledger, bulk: bulk, label: "postgres", size: size, streams: settings.bulkWriters ?? 4, proofBytes: settings.proofBytes
+                )
                 // The stream is numbered when it is read: number the build's events first, so
                 // the measurements do not pay for it (the time it took is a figure of its own).
                 let settling = BenchSupport.now()
@@ -256,6 +262,20 @@ enum ScaleBenchmark {
     /// each taking the subscribers of its residue (a subscriber's facts stay in order); without
     /// `bulk`, into `ledger` through the normal path, 16 writers at a time.
     static func build(
+        _ ledger: any Ledger, bulk: (any BulkRecording)?, label: String, size: Int, streams: Int, proofBytes: Int
+    ) async throws -> Built {
+        let built = try await record(ledger, bulk: bulk, label: label, size: size, streams: streams, proofBytes: proofBytes)
+        // The rollup changes the build queued, folded before anything is measured, as the
+        // service's folder would (SQLite's bulk path folds its own as it goes).
+        let folding = BenchSupport.now()
+        let folded = try await BenchSupport.foldRollups(ledger)
+        if folded > 0 {
+            print("\(label) \(size): the build's \(folded) queued rollup changes folded in " + String(format: "%.1f s", Double(BenchSupport.now() - folding) / 1e9))
+        }
+        return built
+    }
+
+    private static func record(
         _ ledger: any Ledger, bulk: (any BulkRecording)?, label: String, size: Int, streams: Int, proofBytes: Int
     ) async throws -> Built {
         let started = BenchSupport.now()

@@ -117,7 +117,7 @@ enum WriteCostBenchmark {
                 // The service's folder, beside the writers (a no-op when nothing is queued).
                 let folder = Task {
                     while !Task.isCancelled {
-                        _ = try? await foldAll(ledger)
+                        _ = try? await BenchSupport.foldRollups(ledger, batch: 1_000)
                         try? await Task.sleep(for: .seconds(1))
                     }
                 }
@@ -125,7 +125,7 @@ enum WriteCostBenchmark {
                 folder.cancel()
                 _ = await folder.result
                 let folding = BenchSupport.now()
-                let left = try await foldAll(ledger)
+                let left = try await BenchSupport.foldRollups(ledger)
                 seconds += Double(BenchSupport.now() - folding) / 1e9
                 await close()
                 let rate = Double(workload.facts.count) / seconds
@@ -151,15 +151,4 @@ enum WriteCostBenchmark {
         }
     }
 
-    /// Folds every queued rollup change.
-    ///
-    /// - Returns: How many there were.
-    private static func foldAll(_ ledger: any Ledger) async throws -> Int {
-        var total = 0
-        while true {
-            let folded = try await ledger.foldRollupChanges(limit: 5_000)
-            total += folded
-            if folded < 5_000 { return total }
-        }
-    }
 }

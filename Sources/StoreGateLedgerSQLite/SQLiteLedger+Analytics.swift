@@ -114,26 +114,43 @@ extension SQLiteLedger {
     /// The most queued changes one fold transaction takes (``foldAllRollupChanges()``).
     static let foldBatch = 5_000
 
+    /// Reads and merges the queued changes on a reader, off the writer's thread; the writer
+    /// then checks that the same rows are still queued (another fold may have taken them) and
+    /// only adds and deletes — or, if they are not, folds from what it reads itself.
     public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int {
-        guard limit > 0, try await hasRollupChanges() else { return 0 }
-        return try await write { connection throws(LedgerError) -> Int in try Self.foldRollupChanges(limit: limit, connection) }
+        guard limit > 0 else { return 0 }
+        let read = try await perform { () throws(LedgerError) in
+            try self.read(snapshot: true) { connection throws(LedgerError) in
+                var rows: [(sequence: Int64, deltas: [UInt8])] = []
+                try connection.query(Self.selectRollupChanges, [.integer(Int64(limit))]) { row throws(LedgerError) in
+                    rows.append((row.integer(0), row.blob(1)))
+                }
+                var deltas: [Rollup] = []
+                for row in rows { deltas += try RollupChanges.decode(row.deltas) }
+                return (rows: rows, merged: Rollup.merged(deltas))
+            }
+        }
+        guard let last = read.rows.last?.sequence else { return 0 }
+        return try await write { connection throws(LedgerError) -> Int in
+            var same = true
+            var index = 0
+            try connection.query(Self.selectRollupChanges, [.integer(Int64(read.rows.count))]) { row throws(LedgerError) in
+                same = same && index < read.rows.count && row.integer(0) == read.rows[index].sequence && row.blob(1) == read.rows[index].deltas
+                index += 1
+            }
+            guard same, index == read.rows.count else { return try Self.foldRollupChanges(limit: limit, connection) }
+            try Self.applyRollups(read.merged, connection)
+            try connection.run("DELETE FROM ledger_rollup_changes WHERE sequence <= ?", [.integer(last)])
+            return read.rows.count
+        }
     }
+
+    /// The oldest queued changes, at most `?1`.
+    static let selectRollupChanges = "SELECT sequence, deltas FROM ledger_rollup_changes ORDER BY sequence LIMIT ?"
 
     /// Folds every queued change, a batch per transaction (what a read does first).
     func foldAllRollupChanges() async throws(LedgerError) {
         while try await foldRollupChanges(limit: Self.foldBatch) == Self.foldBatch {}
-    }
-
-    /// Whether a change waits, from a reader (a read finds none most of the time, and then
-    /// never waits for the writer).
-    private func hasRollupChanges() async throws(LedgerError) -> Bool {
-        try await perform { () throws(LedgerError) in
-            try self.read(snapshot: false) { connection throws(LedgerError) in
-                var found = false
-                try connection.query("SELECT 1 FROM ledger_rollup_changes LIMIT 1") { _ throws(LedgerError) in found = true }
-                return found
-            }
-        }
     }
 
     /// Queues a write's rollup changes (inside the writer's transaction): one row, whatever
@@ -151,7 +168,7 @@ extension SQLiteLedger {
         var deltas: [Rollup] = []
         var last: Int64?
         var folded = 0
-        try connection.query("SELECT sequence, deltas FROM ledger_rollup_changes ORDER BY sequence LIMIT ?", [.integer(Int64(limit))]) { row throws(LedgerError) in
+        try connection.query(selectRollupChanges, [.integer(Int64(limit))]) { row throws(LedgerError) in
             last = row.integer(0)
             deltas += try RollupChanges.decode(row.blob(1))
             folded += 1
