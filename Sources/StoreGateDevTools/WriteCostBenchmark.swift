@@ -150,5 +150,4 @@ enum WriteCostBenchmark {
             )
         }
     }
-
 }
