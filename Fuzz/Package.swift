@@ -60,6 +60,7 @@ let package = Package(
         fuzzer("fuzz-server-api-actions", ["StoreGateCore", "StoreGateSignedData", "StoreGateAppStoreClient"], support: ["ServerAPIFuzzing"]),
         fuzzer("fuzz-trust-file", ["StoreGateCore"]),
         fuzzer("fuzz-stored-proof", ["StoreGateLedger"], crypto: true),
+        fuzzer("fuzz-rollup-changes", ["StoreGateLedger"]),
 
         // Not a fuzzer: writes the committed seed corpora and test CA roots (Scripts/fuzz.sh seeds).
         .executableTarget(

@@ -31,7 +31,7 @@ TARGETS=(
     fuzz-pkcs7 fuzz-receipt-payload fuzz-receipt-verify
     fuzz-jws-structure fuzz-jws-verify
     fuzz-request-json fuzz-verifyreceipt-reply fuzz-server-api fuzz-server-api-actions
-    fuzz-trust-file fuzz-stored-proof
+    fuzz-trust-file fuzz-stored-proof fuzz-rollup-changes
 )
 
 # The whole build goes through these flags: coverage instrumentation and ASan on every Swift
@@ -205,6 +205,7 @@ long_runs() {
         fuzz-server-api-actions) base=400000 ;;
         fuzz-trust-file) base=1000000 ;;
         fuzz-stored-proof) base=1000000 ;;
+        fuzz-rollup-changes) base=1000000 ;;
     esac
     awk -v b="$base" -v s="${FUZZ_LONG_SCALE:-1}" 'BEGIN { printf "%d", b * s }'
 }

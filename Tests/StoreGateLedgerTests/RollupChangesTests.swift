@@ -1,6 +1,6 @@
 import Foundation
 import StoreGateCore
-import StoreGateLedger
+@_spi(Fuzzing) import StoreGateLedger
 import StoreGateTestSupport
 import Testing
 
@@ -38,6 +38,14 @@ extension LedgerTests {
             for _ in 0..<2_000 {
                 let rollups = Self.randomRollups(&generator)
                 #expect(try RollupChanges.decode(RollupChanges.encode(rollups)) == rollups)
+            }
+        }
+
+        @Test("the fuzz target's seeds decode and round-trip")
+        func fuzzSeeds() throws {
+            for sample in RollupChangesFuzzing.samples() {
+                let decoded = try RollupChangesFuzzing.decode(sample.bytes)
+                #expect(decoded.count >= 3 && decoded.roundTrips, "\(sample.name)")
             }
         }
 

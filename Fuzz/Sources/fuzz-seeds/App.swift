@@ -144,6 +144,9 @@ enum App {
         stored.append(("keys.txt", Array("fuzz=\(Base64.encode([UInt8](repeating: 0x42, count: 32))),old=\(Base64.encode([UInt8](repeating: 0x17, count: 32)))".utf8)))
         try out.write("fuzz-stored-proof", stored)
 
+        // Queued rollup changes (schema 17), as writes encode them.
+        try out.write("fuzz-rollup-changes", RollupChangesFuzzing.samples().map { ($0.name + ".bin", $0.bytes) })
+
         print("wrote \(out.count) seed files under \(fuzz.path)")
     }
 
