@@ -39,6 +39,17 @@ extension LedgerTests {
             return facts
         }
 
+        /// The facts of `families` (``facts(family:account:)``, the n-th family's account
+        /// `accounts` followed by n), interleaved so every family has several writers at once.
+        static func interleaved(families: [String], accounts: String) -> [Story.Fact] {
+            let perFamily = families.enumerated().map { Self.facts(family: $0.element, account: "\(accounts)\($0.offset)") }
+            var facts: [Story.Fact] = []
+            for index in 0..<(perFamily.map(\.count).max() ?? 0) {
+                for list in perFamily where index < list.count { facts.append(list[index]) }
+            }
+            return facts
+        }
+
         /// Tells `fact`, retrying a retryable storage failure (nothing of it was written).
         static func tell(_ fact: Story.Fact, to ledger: any Ledger) async throws {
             let deadline = ContinuousClock.now + .seconds(20)
@@ -58,13 +69,7 @@ extension LedgerTests {
                 let configuration = LedgerConfiguration(catalog: Story.catalog)
                 let ledgers = [try await store.open(configuration), try await store.open(configuration)]
                 for round in 0..<3 {
-                    let families = (0..<3).map { "r\(round)-f\($0)" }
-                    // Interleave the families' facts so every family has several writers at once.
-                    var facts: [Story.Fact] = []
-                    let perFamily = families.enumerated().map { Self.facts(family: $0.element, account: "a\($0.offset)") }
-                    for index in 0..<(perFamily.map(\.count).max() ?? 0) {
-                        for list in perFamily where index < list.count { facts.append(list[index]) }
-                    }
+                    let facts = Self.interleaved(families: (0..<3).map { "r\(round)-f\($0)" }, accounts: "a")
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for (index, fact) in facts.enumerated() {
                             let ledger = ledgers[index % ledgers.count]

@@ -198,29 +198,22 @@ extension LedgerTests {
             }
         }
 
-        @Test("bench write-costs' switch: recording without rollups writes none, and the rebuild then equals recording with them", arguments: LedgerBackend.all)
-        func withoutRollups(backend: LedgerBackend) async throws {
+        /// bench write-costs' switches: recording without rollups writes none (and the
+        /// rebuild then equals recording with them); adding the changes in the write, as before
+        /// schema 17, queues none and gives the same rollups as queueing them.
+        @Test("bench write-costs' switches: without rollups none are written; added in the write, none are queued", arguments: LedgerBackend.all, [false, true])
+        func rollupSwitches(backend: LedgerBackend, addedInTheWrite: Bool) async throws {
             let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Self.catalog))
             try await Self.tell(Self.facts, to: reference)
             var configuration = LedgerConfiguration(catalog: Self.catalog)
-            configuration.maintainsRollups = false
-            try await backend.withLedger(configuration) { ledger async throws in
-                try await Self.tell(Self.facts, to: ledger)
-                #expect(try await Self.allRollups(ledger).isEmpty, "the switch leaves every rollup out")
-                try await ledger.rebuildRollups()
-                #expect(try await Self.allRollups(ledger) == Self.allRollups(reference))
-            }
-        }
-
-        @Test("rollup changes added in the write (before schema 17, bench write-costs) and queued for a fold give the same rollups", arguments: LedgerBackend.all)
-        func addedInTheWrite(backend: LedgerBackend) async throws {
-            let reference = InMemoryLedger(configuration: LedgerConfiguration(catalog: Self.catalog))
-            try await Self.tell(Self.facts, to: reference)
-            var configuration = LedgerConfiguration(catalog: Self.catalog)
-            configuration.queuesRollupChanges = false
+            if addedInTheWrite { configuration.queuesRollupChanges = false } else { configuration.maintainsRollups = false }
             try await backend.withLedger(configuration) { ledger async throws in
                 try await Self.tell(Self.facts, to: ledger)
                 #expect(try await ledger.foldRollupChanges(limit: 1_000) == 0, "nothing was queued")
+                if !addedInTheWrite {
+                    #expect(try await Self.allRollups(ledger).isEmpty, "the switch leaves every rollup out")
+                    try await ledger.rebuildRollups()
+                }
                 #expect(try await Self.allRollups(ledger) == Self.allRollups(reference))
             }
         }

@@ -112,12 +112,7 @@ extension LedgerTests {
             try await backend.withStore { store in
                 let configuration = LedgerConfiguration(catalog: Story.catalog)
                 let ledgers = [try await store.open(configuration), try await store.open(configuration)]
-                let families = (0..<3).map { "fold-\($0)" }
-                var facts: [Story.Fact] = []
-                let perFamily = families.enumerated().map { AnalyticsConcurrency.facts(family: $0.element, account: "f\($0.offset)") }
-                for index in 0..<(perFamily.map(\.count).max() ?? 0) {
-                    for list in perFamily where index < list.count { facts.append(list[index]) }
-                }
+                let facts = AnalyticsConcurrency.interleaved(families: (0..<3).map { "fold-\($0)" }, accounts: "f")
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (index, fact) in facts.enumerated() {
                         let ledger = ledgers[index % ledgers.count]
