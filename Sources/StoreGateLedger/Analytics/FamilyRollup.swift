@@ -70,7 +70,7 @@ package enum FamilyRollup {
 
     /// Purchase order: by purchase date, then transaction id.
     static func inPurchaseOrder(_ first: RecordedTransaction, _ second: RecordedTransaction) -> Bool {
-        (first.purchaseDate, first.transactionId) < (second.purchaseDate, second.transactionId)
+        first.purchaseDate != second.purchaseDate ? first.purchaseDate < second.purchaseDate : first.transactionId < second.transactionId
     }
 
     /// Whether `transaction` is a subscription period (auto-renewable, with an expiry).
@@ -118,9 +118,11 @@ package enum FamilyRollup {
         }
         var hadPaidRun = false
         var hadPaid = false
-        var runs: [[(transaction: RecordedTransaction, index: Int, end: Date)]] = []
+        // Runs of positions in `periods`, with each period's end: no period is copied.
+        var runs: [[(index: Int, end: Date)]] = []
         var runEnd = Date.distantPast
-        for (index, period) in periods.enumerated() {
+        for index in periods.indices {
+            let period = periods[index]
             var end = period.expiresDate ?? period.purchaseDate
             if let revoked = period.revocationDate, revoked < end { end = revoked }
             if period.isUpgraded, index + 1 < periods.count, periods[index + 1].purchaseDate < end {
@@ -134,17 +136,18 @@ package enum FamilyRollup {
             } else {
                 runEnd = max(runEnd, end)
             }
-            runs[runs.count - 1].append((period, index, end))
+            runs[runs.count - 1].append((index, end))
         }
         for (runIndex, run) in runs.enumerated() {
             var paidInRun = false
             var previousEnd: Date?
-            for (position, (period, index, end)) in run.enumerated() {
+            for (position, (index, end)) in run.enumerated() {
+                let period = periods[index]
                 let isTrial = period.money?.isFreeTrial == true
                 if isTrial {
                     add(.trialStarts, period, index, at: period.purchaseDate)
                     add(.trialEnds, period, index, at: end)
-                    if position + 1 < run.count, run[position + 1].transaction.money?.isFreeTrial != true {
+                    if position + 1 < run.count, periods[run[position + 1].index].money?.isFreeTrial != true {
                         add(.conversions, period, index, at: end)
                     }
                 } else {
@@ -164,13 +167,14 @@ package enum FamilyRollup {
                 }
                 previousEnd = max(previousEnd ?? end, end)
             }
-            guard paidInRun, let last = run.last(where: { $0.transaction.money?.isFreeTrial != true }) else { continue }
+            guard paidInRun, let last = run.last(where: { periods[$0.index].money?.isFreeTrial != true }) else { continue }
             hadPaidRun = true
             // The run's churn: emitted when the run holds period `first` or comes after it.
             guard let lastIndex = run.last?.index, lastIndex >= first else { continue }
             let runEnd = run.map(\.end).max() ?? last.end
+            let lastPeriod = periods[last.index]
             let measure: RollupMeasure
-            if last.transaction.revocationDate != nil && !last.transaction.isUpgraded {
+            if lastPeriod.revocationDate != nil && !lastPeriod.isUpgraded {
                 measure = .churnRefund
             } else if runIndex == runs.count - 1, let renewal {
                 if renewal.isInBillingRetryPeriod || renewal.expirationIntent == 2 {
@@ -183,7 +187,7 @@ package enum FamilyRollup {
             } else {
                 measure = .churnOther
             }
-            emit(last.transaction, key(measure, last.transaction, at: runEnd), RollupValue(count: 1))
+            emit(lastPeriod, key(measure, lastPeriod, at: runEnd), RollupValue(count: 1))
         }
     }
 

@@ -37,12 +37,17 @@ public struct RollupKey: Sendable, Hashable, Codable, Comparable {
         self.offer = offer
     }
 
+    /// By day, measure, environment, product, group, storefront, currency and offer: each
+    /// field compared only when the ones before it are equal (most keys differ by day).
     public static func < (lhs: RollupKey, rhs: RollupKey) -> Bool {
-        if (lhs.day, lhs.measure, lhs.environment.rawValue) != (rhs.day, rhs.measure, rhs.environment.rawValue) {
-            return (lhs.day, lhs.measure, lhs.environment.rawValue) < (rhs.day, rhs.measure, rhs.environment.rawValue)
-        }
-        return (lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency, lhs.offer)
-            < (rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency, rhs.offer)
+        if lhs.day != rhs.day { return lhs.day < rhs.day }
+        if lhs.measure != rhs.measure { return lhs.measure < rhs.measure }
+        if lhs.environment != rhs.environment { return lhs.environment.rawValue < rhs.environment.rawValue }
+        if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
+        if lhs.subscriptionGroup != rhs.subscriptionGroup { return lhs.subscriptionGroup < rhs.subscriptionGroup }
+        if lhs.storefront != rhs.storefront { return lhs.storefront < rhs.storefront }
+        if lhs.currency != rhs.currency { return lhs.currency < rhs.currency }
+        return lhs.offer < rhs.offer
     }
 
     /// The offer dimension of a transaction: `none` (no offer), `free_trial`, `introductory`
@@ -100,10 +105,22 @@ public struct Rollup: Sendable, Hashable, Codable {
         self.value = value
     }
 
-    /// The rollups with equal keys summed, zero sums dropped, sorted by key.
+    /// The rollups with equal keys summed, zero sums dropped, sorted by key: sorted first, then
+    /// each run of equal keys summed (no key is hashed; a write's dozen figures and a fold's
+    /// thousands alike).
     public static func merged(_ rollups: [Rollup]) -> [Rollup] {
-        var sums: [RollupKey: RollupValue] = [:]
-        for rollup in rollups { sums[rollup.key, default: RollupValue(count: 0)].add(rollup.value) }
-        return sums.filter { !$0.value.isZero }.map { Rollup(key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }
+        let sorted = rollups.sorted { $0.key < $1.key }
+        var result: [Rollup] = []
+        result.reserveCapacity(sorted.count)
+        for rollup in sorted {
+            if let last = result.indices.last, result[last].key == rollup.key {
+                result[last].value.add(rollup.value)
+            } else {
+                if let last = result.last, last.value.isZero { result.removeLast() }
+                result.append(rollup)
+            }
+        }
+        if let last = result.last, last.value.isZero { result.removeLast() }
+        return result
     }
 }

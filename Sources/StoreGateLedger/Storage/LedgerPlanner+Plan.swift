@@ -119,21 +119,28 @@ extension LedgerPlanner {
             touched.insert(renewal.key)
         }
         guard !touched.isEmpty else { return [] }
-        var before: [FamilyKey: [RecordedTransaction]] = [:]
-        var after: [FamilyKey: [RecordedTransaction]] = [:]
-        for row in state.transactions.values where touched.contains(row.familyKey) { before[row.familyKey, default: []].append(row.value) }
-        for row in transactions.values where touched.contains(row.familyKey) { after[row.familyKey, default: []].append(row.value) }
-        var deltas: [Rollup] = []
-        for key in touched.sorted() {
+        func change(_ key: FamilyKey, from before: [RecordedTransaction], to after: [RecordedTransaction]) -> [Rollup] {
             let oldRenewal = state.renewals[key]
             var newRenewal = oldRenewal
             for renewal in plan.renewals where renewal.key == key {
                 if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
             }
-            deltas += FamilyRollup.change(from: before[key] ?? [], renewal: oldRenewal, to: after[key] ?? [], renewal: newRenewal)
+            return FamilyRollup.change(from: before, renewal: oldRenewal, to: after, renewal: newRenewal)
         }
-        // Most writes touch one family, whose change is already merged and sorted.
-        return touched.count == 1 ? deltas : Rollup.merged(deltas)
+        if touched.count == 1, let key = touched.first {
+            // Most writes touch one family: its rows picked by comparing keys, none hashed;
+            // its change is already merged and sorted.
+            let before = state.transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
+            let after = transactions.values.compactMap { $0.familyKey == key ? $0.value : nil }
+            return change(key, from: before, to: after)
+        }
+        var before: [FamilyKey: [RecordedTransaction]] = [:]
+        var after: [FamilyKey: [RecordedTransaction]] = [:]
+        for row in state.transactions.values where touched.contains(row.familyKey) { before[row.familyKey, default: []].append(row.value) }
+        for row in transactions.values where touched.contains(row.familyKey) { after[row.familyKey, default: []].append(row.value) }
+        var deltas: [Rollup] = []
+        for key in touched.sorted() { deltas += change(key, from: before[key] ?? [], to: after[key] ?? []) }
+        return Rollup.merged(deltas)
     }
 }
 
