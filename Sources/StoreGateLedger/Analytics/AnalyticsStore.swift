@@ -40,7 +40,7 @@ public protocol AnalyticsStore: Sendable {
     /// What ``series(_:today:commission:exchangeRates:)`` reads; PostgreSQL sums in SQL.
     func rollups(_ read: RollupBucketRead) async throws(LedgerError) -> [Rollup]
 
-    /// Folds the rollup changes writes queued (``RollupChanges``, schema 17) into the rollups:
+    /// Folds the rollup changes writes queued (`RollupChanges`, schema 17) into the rollups:
     /// the oldest `limit` of them, merged, added and deleted in one transaction, so each counts
     /// exactly once whatever fails or runs at the same time.
     ///

@@ -1,7 +1,7 @@
 import StoreGateCore
 
 /// Entry points for StoreGate's fuzz targets (`Fuzz/`): the decoding a fold does when it reads
-/// a queued row of rollup changes back (``RollupChanges``, schema 17).
+/// a queued row of rollup changes back (`RollupChanges`, schema 17).
 ///
 /// Not API: the `Fuzzing` SPI may change with any release.
 @_spi(Fuzzing)

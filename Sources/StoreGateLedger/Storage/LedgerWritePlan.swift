@@ -47,7 +47,7 @@ package struct LedgerWritePlan: Sendable {
     /// Add to the daily analytics rollups (never zero deltas, sorted by key): the touched
     /// families' new contributions less their old ones (``FamilyRollup``).
     package var rollupDeltas: [Rollup] = []
-    /// Whether the write queues ``rollupDeltas`` for a fold (schema 17, ``RollupChanges``)
+    /// Whether the write queues ``rollupDeltas`` for a fold (schema 17, `RollupChanges`)
     /// rather than adding them to the rollups itself.
     package var queuesRollupChanges = true
     /// Append to the outbox, in this order, in the same transaction (``EventPlanner``).
