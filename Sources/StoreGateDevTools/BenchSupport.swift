@@ -1,5 +1,4 @@
 import Foundation
-import StoreGateLedger
 
 /// Timing and memory helpers shared by the benchmark suites.
 enum BenchSupport {
@@ -22,19 +21,6 @@ enum BenchSupport {
         guard !sorted.isEmpty else { return .nan }
         let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))
         return sorted[index]
-    }
-
-    /// Folds every rollup change the ledger has queued (what a read does first), `batch` per
-    /// transaction (the service's folder takes 1,000).
-    ///
-    /// - Returns: How many there were.
-    static func foldRollups(_ ledger: any Ledger, batch: Int = 5_000) async throws -> Int {
-        var total = 0
-        while true {
-            let folded = try await ledger.foldRollupChanges(limit: batch)
-            total += folded
-            if folded < batch { return total }
-        }
     }
 
     static func median(_ sorted: [Double]) -> Double { percentile(sorted, 0.5) }

@@ -268,7 +268,7 @@ enum ScaleBenchmark {
         // The rollup changes the build queued, folded before anything is measured, as the
         // service's folder would (SQLite's bulk path folds its own as it goes).
         let folding = BenchSupport.now()
-        let folded = try await BenchSupport.foldRollups(ledger)
+        let folded = try await ledger.foldAllRollupChanges()
         if folded > 0 {
             print("\(label) \(size): the build's \(folded) queued rollup changes folded in " + String(format: "%.1f s", Double(BenchSupport.now() - folding) / 1e9))
         }

@@ -117,7 +117,7 @@ enum WriteCostBenchmark {
                 // The service's folder, beside the writers (a no-op when nothing is queued).
                 let folder = Task {
                     while !Task.isCancelled {
-                        _ = try? await BenchSupport.foldRollups(ledger, batch: 1_000)
+                        _ = try? await ledger.foldAllRollupChanges(batch: 1_000)
                         try? await Task.sleep(for: .seconds(1))
                     }
                 }
@@ -125,7 +125,7 @@ enum WriteCostBenchmark {
                 folder.cancel()
                 _ = await folder.result
                 let folding = BenchSupport.now()
-                let left = try await BenchSupport.foldRollups(ledger)
+                let left = try await ledger.foldAllRollupChanges()
                 seconds += Double(BenchSupport.now() - folding) / 1e9
                 await close()
                 let rate = Double(workload.facts.count) / seconds

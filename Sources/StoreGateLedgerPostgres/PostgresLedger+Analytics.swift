@@ -10,8 +10,6 @@ public import StoreGateLedger
 extension PostgresLedger {
     /// The advisory lock a fold and a rebuild hold ("sgrollup" in ASCII): one at a time.
     static let rollupFoldLock: Int64 = 0x7367_726F_6C6C_7570
-    /// The most queued changes one fold transaction takes (``foldAllRollupChanges()``).
-    static let foldBatch = 5_000
 
     public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int {
         guard limit > 0, try await hasRollupChanges() else { return 0 }
@@ -29,11 +27,6 @@ extension PostgresLedger {
             try await Self.addRollups(Rollup.merged(deltas), connection, logger: logger)
             return rows.count
         }
-    }
-
-    /// Folds every queued change, a batch per transaction (what a read does first).
-    func foldAllRollupChanges() async throws(LedgerError) {
-        while try await foldRollupChanges(limit: Self.foldBatch) == Self.foldBatch {}
     }
 
     /// Whether a change waits (one round trip; a read finds none most of the time).

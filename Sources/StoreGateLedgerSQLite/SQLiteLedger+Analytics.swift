@@ -111,9 +111,6 @@ extension SQLiteLedger {
         }
     }
 
-    /// The most queued changes one fold transaction takes (``foldAllRollupChanges()``).
-    static let foldBatch = 5_000
-
     /// Reads and merges the queued changes on a reader, off the writer's thread; the writer
     /// then checks that the same rows are still queued (another fold may have taken them) and
     /// only adds and deletes — or, if they are not, folds from what it reads itself.
@@ -121,36 +118,41 @@ extension SQLiteLedger {
         guard limit > 0 else { return 0 }
         let read = try await perform { () throws(LedgerError) in
             try self.read(snapshot: true) { connection throws(LedgerError) in
-                var rows: [(sequence: Int64, deltas: [UInt8])] = []
-                try connection.query(Self.selectRollupChanges, [.integer(Int64(limit))]) { row throws(LedgerError) in
-                    rows.append((row.integer(0), row.blob(1)))
-                }
-                var deltas: [Rollup] = []
-                for row in rows { deltas += try RollupChanges.decode(row.deltas) }
-                return (rows: rows, merged: Rollup.merged(deltas))
+                let queued = try Self.queuedRollupChanges(limit: limit, connection)
+                return (queued: queued, merged: Rollup.merged(try Self.decode(queued)))
             }
         }
-        guard let last = read.rows.last?.sequence else { return 0 }
+        guard let last = read.queued.last?.sequence else { return 0 }
         return try await write { connection throws(LedgerError) -> Int in
-            var same = true
-            var index = 0
-            try connection.query(Self.selectRollupChanges, [.integer(Int64(read.rows.count))]) { row throws(LedgerError) in
-                same = same && index < read.rows.count && row.integer(0) == read.rows[index].sequence && row.blob(1) == read.rows[index].deltas
-                index += 1
+            guard try Self.queuedRollupChanges(limit: read.queued.count, connection) == read.queued else {
+                return try Self.foldRollupChanges(limit: limit, connection)
             }
-            guard same, index == read.rows.count else { return try Self.foldRollupChanges(limit: limit, connection) }
             try Self.applyRollups(read.merged, connection)
             try connection.run("DELETE FROM ledger_rollup_changes WHERE sequence <= ?", [.integer(last)])
-            return read.rows.count
+            return read.queued.count
         }
     }
 
-    /// The oldest queued changes, at most `?1`.
-    static let selectRollupChanges = "SELECT sequence, deltas FROM ledger_rollup_changes ORDER BY sequence LIMIT ?"
+    /// One queued row: a write's encoded changes.
+    struct QueuedRollupChange: Equatable, Sendable {
+        let sequence: Int64
+        let deltas: [UInt8]
+    }
 
-    /// Folds every queued change, a batch per transaction (what a read does first).
-    func foldAllRollupChanges() async throws(LedgerError) {
-        while try await foldRollupChanges(limit: Self.foldBatch) == Self.foldBatch {}
+    /// The oldest `limit` queued rows.
+    static func queuedRollupChanges(limit: Int, _ connection: SQLiteConnection) throws(LedgerError) -> [QueuedRollupChange] {
+        var queued: [QueuedRollupChange] = []
+        try connection.query("SELECT sequence, deltas FROM ledger_rollup_changes ORDER BY sequence LIMIT ?", [.integer(Int64(limit))]) { row throws(LedgerError) in
+            queued.append(QueuedRollupChange(sequence: row.integer(0), deltas: row.blob(1)))
+        }
+        return queued
+    }
+
+    /// The changes of `queued`, in order (``RollupChanges/decode(_:)``).
+    private static func decode(_ queued: [QueuedRollupChange]) throws(LedgerError) -> [Rollup] {
+        var deltas: [Rollup] = []
+        for change in queued { deltas += try RollupChanges.decode(change.deltas) }
+        return deltas
     }
 
     /// Queues a write's rollup changes (inside the writer's transaction): one row, whatever
@@ -165,18 +167,11 @@ extension SQLiteLedger {
     ///
     /// - Returns: How many were folded.
     static func foldRollupChanges(limit: Int, _ connection: SQLiteConnection) throws(LedgerError) -> Int {
-        var deltas: [Rollup] = []
-        var last: Int64?
-        var folded = 0
-        try connection.query(selectRollupChanges, [.integer(Int64(limit))]) { row throws(LedgerError) in
-            last = row.integer(0)
-            deltas += try RollupChanges.decode(row.blob(1))
-            folded += 1
-        }
-        guard let last else { return 0 }
-        try applyRollups(Rollup.merged(deltas), connection)
+        let queued = try queuedRollupChanges(limit: limit, connection)
+        guard let last = queued.last?.sequence else { return 0 }
+        try applyRollups(Rollup.merged(try decode(queued)), connection)
         try connection.run("DELETE FROM ledger_rollup_changes WHERE sequence <= ?", [.integer(last)])
-        return folded
+        return queued.count
     }
 
     /// Adds rollup deltas (inside the caller's transaction).

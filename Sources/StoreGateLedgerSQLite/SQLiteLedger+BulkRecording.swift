@@ -47,7 +47,7 @@ extension SQLiteLedger: BulkRecording {
             }
             // The call's rollup changes are folded before it commits (with any queued before):
             // a bulk build leaves no queue behind, and each key is written once per call.
-            while try Self.foldRollupChanges(limit: Self.foldBatch, connection) == Self.foldBatch {}
+            while try Self.foldRollupChanges(limit: RollupChanges.foldBatch, connection) == RollupChanges.foldBatch {}
             return outcomes
         }
     }

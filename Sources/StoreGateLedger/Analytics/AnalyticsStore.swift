@@ -66,6 +66,19 @@ extension AnalyticsStore {
     /// Nothing is queued: the changes were added as they were written.
     @discardableResult
     public func foldRollupChanges(limit: Int) async throws(LedgerError) -> Int { 0 }
+
+    /// Folds every queued change, `batch` per transaction (what a read does first).
+    ///
+    /// - Returns: How many were folded.
+    @discardableResult
+    package func foldAllRollupChanges(batch: Int = RollupChanges.foldBatch) async throws(LedgerError) -> Int {
+        var total = 0
+        while true {
+            let folded = try await foldRollupChanges(limit: batch)
+            total += folded
+            if folded < batch { return total }
+        }
+    }
 }
 
 extension AnalyticsPointQuery {

@@ -16,6 +16,9 @@ import StoreGateCore
 /// same bytes, so `storegate migrate` copies them as they are.
 package enum RollupChanges {
     static let version: UInt8 = 1
+    /// The most queued changes one fold transaction takes when everything is folded (a read,
+    /// a bulk call).
+    package static let foldBatch = 5_000
 
     /// The encoded changes.
     package static func encode(_ rollups: [Rollup]) -> [UInt8] {
