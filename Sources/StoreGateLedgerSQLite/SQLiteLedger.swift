@@ -70,6 +70,14 @@ public final class SQLiteLedger: Ledger {
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
         /// The last schema version to apply, all when `nil`: tests build older files with it.
         var migratingThrough: Int?
+        /// When records and notifications are planned before they reach the writer thread
+        /// (``SQLiteLedger/planAhead(families:transactions:_:)``): while it is busy;
+        /// tests choose always or never.
+        package var planningAhead = PlanningAhead.whenBusy
+
+        package enum PlanningAhead: Sendable {
+            case whenBusy, always, never
+        }
 
         /// Default options: `synchronous = NORMAL`, a 5 s busy timeout, one idle reader per core,
         /// an account cache of 4,096 accounts and 50,000 rows, a 2 MiB page cache per connection
@@ -112,6 +120,16 @@ public final class SQLiteLedger: Ledger {
     private let readers: Mutex<ReaderPool>
     private let checkpointer: SQLiteCheckpointer
     let accountCache: SQLiteAccountCache
+    /// How often the writer took a plan made ahead (``planAhead(families:transactions:_:)``).
+    let plansAhead = PlanAheadCounts()
+    /// Whether to plan a record or notification ahead now (``Options/planningAhead``).
+    var planningAheadNow: Bool {
+        switch options.planningAhead {
+        case .whenBusy: writer.isBusy
+        case .always: true
+        case .never: false
+        }
+    }
 
     private struct ReaderPool: ~Copyable {
         var idle: [SQLiteConnection] = []
@@ -188,8 +206,12 @@ public final class SQLiteLedger: Ledger {
             let now = configuration.now()
             let prepared = try planner.prepare(proof, for: account, receivedAt: now)
             let planner = self.planner
+            let ahead = await planAhead(families: prepared.familyKeys, transactions: prepared.transactionKeys) {
+                state throws(LedgerError) in try planner.plan(prepared, state: state)
+            }
+            let counts = plansAhead
             let result = try await write { connection throws(LedgerError) -> Result<RecordOutcome, LedgerError> in
-                try Self.record(prepared, planner: planner, at: now, connection)
+                try Self.record(prepared, planner: planner, ahead: ahead, counts: counts, at: now, connection)
             }
             return try result.get()
         }
@@ -198,12 +220,17 @@ public final class SQLiteLedger: Ledger {
     /// Loads, plans and applies a prepared proof inside the open write transaction:
     /// ``record(_:for:)``'s write and the bulk path's. A refusal commits its event, and nothing
     /// else (`.failure`); an error thrown must roll the transaction back.
+    /// `ahead`: a plan made before the write (``planAhead(families:transactions:_:)``),
+    /// taken only when the rows it was made from are the ones loaded here.
     static func record(
-        _ prepared: PreparedProof, planner: LedgerPlanner, at now: Date, _ connection: SQLiteConnection
+        _ prepared: PreparedProof, planner: LedgerPlanner, ahead: PlannedWrite<RecordOutcome>? = nil, counts: PlanAheadCounts? = nil,
+        at now: Date, _ connection: SQLiteConnection
     ) throws(LedgerError) -> Result<RecordOutcome, LedgerError> {
         let state = try loadState(connection, families: prepared.familyKeys, transactions: prepared.transactionKeys)
         do throws(LedgerError) {
-            let (plan, outcome) = try planner.plan(prepared, state: state)
+            let (plan, outcome) = try Self.plan(ahead, state: state, counts: counts) { state throws(LedgerError) in
+                try planner.plan(prepared, state: state)
+            }
             try apply(plan, at: now, connection)
             return .success(outcome)
         } catch {
@@ -219,8 +246,12 @@ public final class SQLiteLedger: Ledger {
             let now = configuration.now()
             let prepared = try planner.prepare(notification, receivedAt: now)
             let planner = self.planner
+            let ahead = await planAhead(families: prepared.familyKeys, transactions: prepared.transactionKeys) {
+                state throws(LedgerError) in try planner.plan(prepared, state: state)
+            }
+            let counts = plansAhead
             return try await write { connection throws(LedgerError) -> NotificationOutcome in
-                try Self.apply(prepared, planner: planner, at: now, connection)
+                try Self.apply(prepared, planner: planner, ahead: ahead, counts: counts, at: now, connection)
             }
         }
     }
@@ -228,7 +259,8 @@ public final class SQLiteLedger: Ledger {
     /// Takes a prepared notification once, inside the open write transaction: ``apply(_:)``'s
     /// write and the bulk path's. An error thrown must roll the transaction back.
     static func apply(
-        _ prepared: PreparedNotification, planner: LedgerPlanner, at now: Date, _ connection: SQLiteConnection
+        _ prepared: PreparedNotification, planner: LedgerPlanner, ahead: PlannedWrite<NotificationOutcome>? = nil,
+        counts: PlanAheadCounts? = nil, at now: Date, _ connection: SQLiteConnection
     ) throws(LedgerError) -> NotificationOutcome {
         let uuid = prepared.notification.summary.notificationUUID
         var exists = false
@@ -240,7 +272,9 @@ public final class SQLiteLedger: Ledger {
             let owner = prepared.transaction.flatMap { state.families[$0.familyKey]?.account }
             return NotificationOutcome(notificationUUID: uuid, isDuplicate: true, account: owner, transactionId: prepared.transaction?.value.transactionId)
         }
-        let (plan, outcome) = try planner.plan(prepared, state: state)
+        let (plan, outcome) = try Self.plan(ahead, state: state, counts: counts) { state throws(LedgerError) in
+            try planner.plan(prepared, state: state)
+        }
         try apply(plan, at: now, connection)
         return outcome
     }

@@ -38,6 +38,8 @@ final class SQLiteWriter: Sendable {
     static let maximumBatch = 64
 
     private let queue = Mutex(Queue())
+    /// Jobs accepted and not yet answered: waiting, or in the transaction that runs.
+    private let outstanding = Atomic<Int>(0)
     private let signal = NSCondition()
     private let done = DispatchSemaphore(value: 0)
     /// Called after each commit (the checkpointer counts them).
@@ -90,6 +92,7 @@ final class SQLiteWriter: Sendable {
                     return false
                 },
                 finish: { commitError in
+                    self.outstanding.subtract(1, ordering: .relaxed)
                     let result = outcome.withLock { stored -> Result<T, LedgerError> in
                         if let commitError { return .failure(commitError) }
                         return stored ?? .failure(LedgerError(.storage, reason: "the write did not run"))
@@ -100,6 +103,7 @@ final class SQLiteWriter: Sendable {
             )
             let accepted = queue.withLock { queue -> Bool in
                 guard !queue.isClosed else { return false }
+                outstanding.add(1, ordering: .relaxed)
                 queue.jobs.append(job)
                 return true
             }
@@ -113,6 +117,9 @@ final class SQLiteWriter: Sendable {
         }
         return try result.get()
     }
+
+    /// Whether a write is waiting or running: a job queued now waits for others first.
+    var isBusy: Bool { outstanding.load(ordering: .relaxed) > 0 }
 
     /// Lets the queued jobs finish, stops the thread and closes the connection.
     func close() {

@@ -1,7 +1,7 @@
 package import Foundation
 
 /// What the ledger loads, under its write lock or transaction, before planning a change.
-package struct PlanningState: Sendable {
+package struct PlanningState: Sendable, Equatable {
     /// The families the change touches that exist.
     package var families: [FamilyKey: FamilyRow]
     /// The transactions the change touches that exist, and every transaction of each touched
