@@ -81,3 +81,36 @@ enum BenchSupport {
         #endif
     }
 }
+
+extension BenchSupport {
+    /// CPU seconds (user and system) used so far by this process and, given its data folder,
+    /// by a local PostgreSQL server: its postmaster with the children it reaped, and every live
+    /// child (one per connection, the background workers). Two readings around a run give the
+    /// CPU the run took wherever it ran, a steadier cost than wall time on a shared machine.
+    static func cpuSeconds(postgresData: URL? = nil) -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        var seconds = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        guard let postgresData,
+            let pidFile = try? String(contentsOf: postgresData.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+            let postmaster = pidFile.split(separator: "\n").first.flatMap({ Int($0) })
+        else { return seconds }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        // /proc/<pid>/stat after the command's closing parenthesis: state, ppid, … (fields 3…).
+        func fields(_ pid: String) -> [Substring]? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return nil }
+            return stat[stat.index(after: end)...].split(separator: " ")
+        }
+        for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+            guard let stat = fields(pid), stat.count > 14 else { continue }
+            let isPostmaster = Int(pid) == postmaster
+            guard isPostmaster || Int(stat[1]) == postmaster else { continue }
+            // utime, stime (fields 14, 15); the postmaster's cutime, cstime (16, 17) hold the
+            // connections that ended.
+            let own = (Double(stat[11]) ?? 0) + (Double(stat[12]) ?? 0)
+            let reaped = isPostmaster ? (Double(stat[13]) ?? 0) + (Double(stat[14]) ?? 0) : 0
+            seconds += (own + reaped) / ticks
+        }
+        return seconds
+    }
+}

@@ -13,13 +13,15 @@ import StoreGateTestSupport
 ///
 /// Each round records the two-year story (``AnalyticsWorkload``: priced purchases, renewals,
 /// trials, upgrades, refunds and churn notifications, the mix that moves the most rollups)
-/// into a fresh ledger once per variant — everything, the rollups added in the write (as
-/// before schema 17), without rollups, without the triggers — `writers` at a time, the
-/// variants' order rotating from round to round so that a machine growing busier or quieter
-/// favours none. With everything, the rollups' changes are queued and a folder runs beside the
-/// writers every second, as `storegate serve`'s does; the run's time includes folding what is
-/// left when the writers finish. Each run's throughput is printed, then each cost per round
-/// (1 − the rate with the work ÷ the rate without it) and its median over the rounds.
+/// into a fresh ledger per variant — everything, the rollups added in the write (as before
+/// schema 17), without rollups, without the triggers — `writers` at a time, the variants taking
+/// turns slice by slice (``compare(_:settings:workload:payload:postgresData:open:)``). With
+/// everything, the rollups' changes are queued and folded after each slice of about a second,
+/// as `storegate serve`'s folder does every second, and the folding is timed with the slice. Each run's throughput is printed, then each cost per round
+/// (1 − the rate with the work ÷ the rate without it) and its median over the rounds. Each run's
+/// CPU time is read too (the process's and, on PostgreSQL, the throwaway server's), and each cost
+/// is printed again from it (1 − the CPU per fact without the work ÷ with it): what the work
+/// takes from a machine whose cores are all busy, steadier from round to round than wall time.
 enum WriteCostBenchmark {
     struct Settings {
         var transactions: Int
@@ -37,6 +39,11 @@ enum WriteCostBenchmark {
         case rollupsInWrite = "rollups added in the write"
         case withoutRollups = "without rollups"
         case withoutTriggers = "without activity triggers"
+        /// SQLite only: everything, planned on the writer thread alone (no plan made ahead).
+        case plannedOnWriter = "everything, planned on the writer"
+
+        /// The variants a backend runs.
+        static func all(_ backend: String) -> [Variant] { backend == "sqlite" ? allCases : allCases.filter { $0 != .plannedOnWriter } }
     }
 
     /// The costs printed: a work's name, the variant with it and the variant without it.
@@ -44,6 +51,7 @@ enum WriteCostBenchmark {
         ("the rollups, queued and folded (target ≤ 5 %)", .everything, .withoutRollups),
         ("the rollups added in the write (schema 16)", .rollupsInWrite, .withoutRollups),
         ("the activity triggers", .everything, .withoutTriggers),
+        ("planning on the writer thread alone (SQLite, against planning ahead)", .plannedOnWriter, .everything),
     ]
 
     static func run(_ settings: Settings) async throws {
@@ -54,7 +62,7 @@ enum WriteCostBenchmark {
         let workload = AnalyticsWorkload(transactions: settings.transactions)
         print(
             "story: \(workload.transactions) transactions (\(workload.facts.count) facts) of \(workload.subscribers) subscribers, "
-                + "\(settings.writers) writers, \(settings.rounds) rounds of \(Variant.allCases.map(\.rawValue).joined(separator: " / "))"
+                + "\(settings.writers) writers, \(settings.rounds) rounds of \(Variant.allCases.map(\.rawValue).joined(separator: " / ")) (SQLite only)"
         )
         let payload: [UInt8] = (0..<max(0, settings.proofBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let base = LedgerConfiguration(catalog: AnalyticsWorkload.catalog, encryption: try LedgerBenchmark.configuration().encryption)
@@ -70,9 +78,11 @@ enum WriteCostBenchmark {
         defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
 
         if settings.backends.includesSQLite {
-            try await compare("sqlite", settings: settings, workload: workload, payload: payload) { run, variant in
+            try await compare("sqlite", settings: settings, workload: workload, payload: payload, postgresData: nil) { run, variant in
                 let path = directory.appendingPathComponent("run-\(run).sqlite").path
-                let ledger = try SQLiteLedger(path: path, configuration: configuration(variant))
+                var options = SQLiteLedger.Options()
+                if variant == .plannedOnWriter { options.planningAhead = .never }
+                let ledger = try SQLiteLedger(path: path, configuration: configuration(variant), options: options)
                 if variant == .withoutTriggers { try await ledger.dropActivityTriggersForBenchmark() }
                 return (ledger, {
                     await ledger.close()
@@ -88,7 +98,8 @@ enum WriteCostBenchmark {
         }
         guard let (_, server) = try LedgerBenchmark.postgres(nil, database: "storegate_bench_write_costs"), let server else { return }
         defer { server.stop() }
-        try await compare("postgres", settings: settings, workload: workload, payload: payload) { run, variant in
+        let data = server.directory.appendingPathComponent("data")
+        try await compare("postgres", settings: settings, workload: workload, payload: payload, postgresData: data) { run, variant in
             let url = try server.createDatabase("storegate_bench_write_costs_\(run)")
             let ledger = try await PostgresLedger.connect(
                 url: url, configuration: configuration(variant), maximumConnections: max(1, settings.postgresConnections)
@@ -99,55 +110,90 @@ enum WriteCostBenchmark {
         print("(postgres: a throwaway local server, fsync on, \(settings.postgresConnections)-connection pool)")
     }
 
+    /// The slices each round's story is cut into: every variant records a slice, in an order
+    /// that rotates from slice to slice, before any records the next.
+    static let slices = 20
+
     /// Records the story `rounds` times per variant into the ledgers `open` gives (a run
     /// number and the variant) and prints each run and the rounds' costs.
+    ///
+    /// The variants of a round record the story side by side: it is cut into ``slices``
+    /// slices, and each variant records a slice (about a second) into its own ledger before any
+    /// variant records the next, the variants' order rotating from slice to slice. A machine
+    /// that grows busier or quieter over a round (the load of a shared 2-core machine moves by
+    /// more than the costs measured within tens of seconds) then weighs on every variant alike.
+    /// A slice's time includes folding the changes it queued, as the service's folder does
+    /// every second; nothing else of a variant runs during another's slice except SQLite's
+    /// checkpoints, which run on their own thread after commits.
     private static func compare(
-        _ label: String, settings: Settings, workload: AnalyticsWorkload, payload: [UInt8],
+        _ label: String, settings: Settings, workload: AnalyticsWorkload, payload: [UInt8], postgresData: URL?,
         open: (Int, Variant) async throws -> (any Ledger, () async -> Void)
     ) async throws {
         var rounds: [[Variant: Double]] = []
+        var cpuRounds: [[Variant: Double]] = []
         var run = 0
-        let variants = Variant.allCases
+        let variants = Variant.all(label)
+        let count = workload.facts.count
+        let bounds = (0...slices).map { count * $0 / slices }
         for round in 0..<max(1, settings.rounds) {
-            var rates: [Variant: Double] = [:]
-            for offset in variants.indices {
-                let variant = variants[(round + offset) % variants.count]
-                let (ledger, close) = try await open(run, variant)
+            var ledgers: [Variant: (ledger: any Ledger, close: () async -> Void)] = [:]
+            for variant in variants {
+                ledgers[variant] = try await open(run, variant)
                 run += 1
-                // The service's folder, beside the writers (a no-op when nothing is queued).
-                let folder = Task {
-                    while !Task.isCancelled {
-                        _ = try? await ledger.foldAllRollupChanges(batch: 1_000)
-                        try? await Task.sleep(for: .seconds(1))
-                    }
+            }
+            var seconds: [Variant: Double] = [:]
+            var cpuSeconds: [Variant: Double] = [:]
+            var latencies: [Variant: [Double]] = [:]
+            var folded: [Variant: Int] = [:]
+            for slice in 0..<slices {
+                for offset in variants.indices {
+                    let variant = variants[(round + slice + offset) % variants.count]
+                    guard let ledger = ledgers[variant]?.ledger else { continue }
+                    let cpuBefore = BenchSupport.cpuSeconds(postgresData: postgresData)
+                    let (recording, sliceLatencies) = try await workload.record(
+                        bounds[slice]..<bounds[slice + 1], into: ledger, writers: max(1, settings.writers), payload: payload
+                    )
+                    let folding = BenchSupport.now()
+                    folded[variant, default: 0] += try await ledger.foldAllRollupChanges(batch: 1_000)
+                    seconds[variant, default: 0] += recording + Double(BenchSupport.now() - folding) / 1e9
+                    cpuSeconds[variant, default: 0] += BenchSupport.cpuSeconds(postgresData: postgresData) - cpuBefore
+                    latencies[variant, default: []] += sliceLatencies
                 }
-                var (seconds, latencies) = try await workload.record(into: ledger, writers: max(1, settings.writers), payload: payload)
-                folder.cancel()
-                _ = await folder.result
-                let folding = BenchSupport.now()
-                let left = try await ledger.foldAllRollupChanges()
-                seconds += Double(BenchSupport.now() - folding) / 1e9
-                await close()
-                let rate = Double(workload.facts.count) / seconds
+            }
+            var rates: [Variant: Double] = [:]
+            var cpu: [Variant: Double] = [:]
+            for variant in variants {
+                await ledgers[variant]?.close()
+                let rate = Double(count) / (seconds[variant] ?? .infinity)
+                let cpuPerFact = (cpuSeconds[variant] ?? 0) / Double(count)
                 rates[variant] = rate
+                cpu[variant] = cpuPerFact
+                let sorted = (latencies[variant] ?? []).sorted()
                 print(
                     "\(label) round \(round + 1): \(variant.rawValue) "
                         + String(
-                            format: "%.0f facts/s, p50 %.2f ms, p99 %.2f ms, %.1f s",
-                            rate, BenchSupport.median(latencies) / 1000, BenchSupport.percentile(latencies, 0.99) / 1000, seconds
-                        ) + (left > 0 ? " (\(left) queued changes folded after the writers)" : "")
+                            format: "%.0f facts/s, p50 %.2f ms, p99 %.2f ms, %.1f s, cpu %.0f µs/fact",
+                            rate, BenchSupport.median(sorted) / 1000, BenchSupport.percentile(sorted, 0.99) / 1000, seconds[variant] ?? 0,
+                            cpuPerFact * 1e6
+                        ) + ((folded[variant] ?? 0) > 0 ? " (\(folded[variant] ?? 0) queued changes folded after the slices)" : "")
                         + "; load \(AnalyticsBenchmark.loadAverage())"
                 )
             }
             rounds.append(rates)
+            cpuRounds.append(cpu)
         }
-        for cost in costs {
-            let each = rounds.compactMap { rates in rates[cost.with].flatMap { with in rates[cost.without].map { 1 - with / $0 } } }
+        func report(_ what: String, _ each: [Double]) {
+            guard !each.isEmpty else { return }  // a variant this backend does not run
             print(
-                "\(label): \(cost.work) cost recording "
+                "\(label): \(what) "
                     + each.map { String(format: "%.1f %%", $0 * 100) }.joined(separator: ", ")
                     + String(format: " per round; median %.1f %%", BenchSupport.median(each.sorted()) * 100)
             )
+        }
+        for cost in costs {
+            // Throughput: 1 − rate with ÷ rate without. CPU: 1 − CPU per fact without ÷ with.
+            report("\(cost.work) cost recording", rounds.compactMap { rates in rates[cost.with].flatMap { with in rates[cost.without].map { 1 - with / $0 } } })
+            report("\(cost.work), by CPU,", cpuRounds.compactMap { cpu in cpu[cost.with].flatMap { with in cpu[cost.without].map { 1 - $0 / with } } })
         }
     }
 }

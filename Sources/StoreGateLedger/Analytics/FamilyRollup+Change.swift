@@ -37,9 +37,12 @@ extension FamilyRollup {
             emitted.append(Rollup(key: key, value: value))
         }
 
+        // Whether a transaction was added, removed or changed a fact the rollups read.
+        var changed = false
         if before.isEmpty {
             // A new family (the common write: a new purchase).
             for transaction in after { walkTransaction(transaction, emit: add) }
+            changed = !after.isEmpty
         } else {
             var previous: [String: RecordedTransaction] = [:]
             previous.reserveCapacity(before.count)
@@ -49,16 +52,22 @@ extension FamilyRollup {
                     guard !sameRollupFacts(old, transaction) else { continue }
                     walkTransaction(old, emit: subtract)
                 }
+                changed = true
                 walkTransaction(transaction, emit: add)
             }
+            changed = changed || !previous.isEmpty
             for old in previous.values { walkTransaction(old, emit: subtract) }
         }
+        let sameRenewal = sameRollupFacts(oldRenewal, newRenewal)
+        // The same transactions with the same facts: the periods are the same too, and only
+        // renewal info that moves a churn verdict changes anything (a notification repeating
+        // a renewal already recorded, the common second write of a renewal).
+        guard changed || !sameRenewal else { return [] }
 
         let oldPeriods = before.filter(isPeriod).sorted(by: inPurchaseOrder)
         let newPeriods = after.filter(isPeriod).sorted(by: inPurchaseOrder)
         var common = 0
         while common < min(oldPeriods.count, newPeriods.count), sameRollupFacts(oldPeriods[common], newPeriods[common]) { common += 1 }
-        let sameRenewal = sameRollupFacts(oldRenewal, newRenewal)
         if common < oldPeriods.count || common < newPeriods.count || !sameRenewal {
             // The period before the first difference ends where its successor starts when it
             // was upgraded: it is counted again too. (Renewal info alone moves the last run's
