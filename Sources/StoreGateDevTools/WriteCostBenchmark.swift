@@ -14,11 +14,13 @@ import StoreGateTestSupport
 /// Each round records the two-year story (``AnalyticsWorkload``: priced purchases, renewals,
 /// trials, upgrades, refunds and churn notifications, the mix that moves the most rollups)
 /// into a fresh ledger per variant — everything, the rollups added in the write (as before
-/// schema 17), without rollups, without the triggers — `writers` at a time, the variants taking
-/// turns slice by slice (``compare(_:settings:workload:payload:postgresData:open:)``). With
-/// everything, the rollups' changes are queued and folded after each slice of about a second,
-/// as `storegate serve`'s folder does every second, and the folding is timed with the slice. Each run's throughput is printed, then each cost per round
-/// (1 − the rate with the work ÷ the rate without it) and its median over the rounds. Each run's
+/// schema 17), without rollups, without the triggers, and on SQLite everything planned on the
+/// writer thread alone — `writers` at a time, the variants taking turns slice by slice
+/// (``compare(_:settings:workload:payload:postgresData:open:)``). With everything, the
+/// rollups' changes are queued and folded after each slice of about a second, as `storegate
+/// serve`'s folder does every second, and the folding is timed with the slice. Each run's
+/// throughput is printed, then each cost per round (1 − the rate with the work ÷ the rate
+/// without it) and its median over the rounds. Each run's
 /// CPU time is read too (the process's and, on PostgreSQL, the throwaway server's), and each cost
 /// is printed again from it (1 − the CPU per fact without the work ÷ with it): what the work
 /// takes from a machine whose cores are all busy, steadier from round to round than wall time.
@@ -62,7 +64,7 @@ enum WriteCostBenchmark {
         let workload = AnalyticsWorkload(transactions: settings.transactions)
         print(
             "story: \(workload.transactions) transactions (\(workload.facts.count) facts) of \(workload.subscribers) subscribers, "
-                + "\(settings.writers) writers, \(settings.rounds) rounds of \(Variant.allCases.map(\.rawValue).joined(separator: " / ")) (SQLite only)"
+                + "\(settings.writers) writers, \(settings.rounds) rounds of \(Variant.allCases.map(\.rawValue).joined(separator: " / ")) (the last on SQLite only)"
         )
         let payload: [UInt8] = (0..<max(0, settings.proofBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let base = LedgerConfiguration(catalog: AnalyticsWorkload.catalog, encryption: try LedgerBenchmark.configuration().encryption)
