@@ -84,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("sqlite-page-cache-mb"),
-        help: "scale: SQLite's page cache per connection in MiB (default 2, as the service)."
+        help: "scale: SQLite's page cache per connection in MiB (default: sized from the machine, as the service)."
     )
     var sqlitePageCacheMB: Int?
 
@@ -93,6 +93,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("bulk-writers"), help: "scale: concurrent bulk writers building each ledger (default: SQLite 2, PostgreSQL 4).")
     var bulkWriters: Int?
+
+    @Flag(
+        name: .customLong("reuse"),
+        help: "scale (sqlite): measure the ledgers a run with --keep left in that folder instead of building them (every size's file must be there)."
+    )
+    var reuse = false
 
     @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
     var normalPath = false
@@ -124,7 +130,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
                     sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
                     postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath,
-                    rounds: rounds ?? 5, keep: keep, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
+                    rounds: rounds ?? 5, keep: keep, reuse: reuse, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
                     sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }, bulkWriters: bulkWriters.map { max(1, $0) }
                 ))
             default: throw CLIError("unknown benchmark suite '\(suite)' (receipt, jws, ledger, events, console, sync, analytics, write-costs, scale)")

@@ -7,6 +7,9 @@ extension ScaleBenchmark {
     /// each round writes its own purchases, consumptions and notifications), added to
     /// `results` unless it is the warm-up.
     ///
+    /// `tag` prefixes the ids the round writes (purchases, consumptions' keys, notifications),
+    /// so that a run on a ledger an earlier run measured writes new ones.
+    ///
     /// `direct` is the same ledger opened without its account cache (SQLite): the check and
     /// the whole-account read are measured on both, through the cache as the service is
     /// configured (what an app sees, which depends on how many of the accounts read the cache
@@ -14,7 +17,7 @@ extension ScaleBenchmark {
     /// Only the second is held to `--fail-above` when there is a cache: the first, at a size
     /// whose accounts the cache holds against one where it holds few, compares hit rates.
     static func measureRound(
-        _ ledger: any Ledger, direct: (any Ledger)?, size: Int, first: Int, count n: Int, into results: Results?
+        _ ledger: any Ledger, direct: (any Ledger)?, size: Int, first: Int, count n: Int, tag: String = "", into results: Results?
     ) async throws {
         let accounts = max(1, size / 10)
         let account: @Sendable (Int) throws -> AccountID = { index in try AnalyticsWorkload.account(Int32((index &* 2_654_435_761) % accounts)) }
@@ -50,24 +53,24 @@ extension ScaleBenchmark {
         for writers in [1, 16] {
             let range = writers == 1 ? single : (first + n)..<(first + 2 * n)
             try await figure("record a purchase, \(writers) writer\(writers == 1 ? "" : "s")", tasks: writers, range) { index in
-                _ = try await ledger.record(try purchase(index), for: try account(index))
+                _ = try await ledger.record(try purchase(index, tag: tag), for: try account(index))
             }
         }
         // The units the one-writer purchases above bought, one each.
         try await figure("consume a unit, 1 writer", single) { index in
-            _ = try await ledger.consume("coins.small", quantity: 1, idempotencyKey: "scale-consume-\(index)", for: try account(index), at: now)
+            _ = try await ledger.consume("coins.small", quantity: 1, idempotencyKey: "scale-consume-\(tag)\(index)", for: try account(index), at: now)
         }
         try await figure("apply a synced notification, 1 writer", single) { index in
             let subscriber = Int32((index &* 2_654_435_761) % accounts)
             _ = try await ledger.apply(VerifiedNotification(
-                notificationUUID: "scale-sync-\(index)", notificationType: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED",
+                notificationUUID: "scale-sync-\(tag)\(index)", notificationType: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED",
                 signedDate: now, environment: .production, bundleId: AnalyticsWorkload.bundleId, transaction: nil,
                 renewalInfo: VerifiedRenewalInfo(
                     environment: .production, originalTransactionId: "s\(subscriber)-pro", productId: "pro.monthly",
                     autoRenewProductId: "pro.monthly", willAutoRenew: true, expirationIntent: nil, isInBillingRetryPeriod: false,
                     gracePeriodExpiresDate: nil, renewalDate: nil, signedDate: now
                 ),
-                rawProof: Array("scale-sync-\(index)".utf8)
+                rawProof: Array("scale-sync-\(tag)\(index)".utf8)
             ))
         }
         let head = try await newestSequence(ledger)
@@ -100,18 +103,18 @@ extension ScaleBenchmark {
         }
     }
 
-    /// A consumable purchase for the measuring phase (operation `index`, its own id).
-    static func purchase(_ index: Int) throws -> VerifiedProof {
+    /// A consumable purchase for the measuring phase (operation `index` of the run `tag`, its own id).
+    static func purchase(_ index: Int, tag: String = "") throws -> VerifiedProof {
         let transaction = VerifiedTransaction(
-            environment: .production, bundleId: AnalyticsWorkload.bundleId, transactionId: "scale-\(index)",
-            originalTransactionId: "scale-\(index)", productId: "coins.small", productType: .consumable, quantity: 1,
+            environment: .production, bundleId: AnalyticsWorkload.bundleId, transactionId: "scale-\(tag)\(index)",
+            originalTransactionId: "scale-\(tag)\(index)", productId: "coins.small", productType: .consumable, quantity: 1,
             purchaseDate: now, originalPurchaseDate: now, expiresDate: nil, revocationDate: nil, revocationReason: nil,
             webOrderLineItemId: nil, subscriptionGroupIdentifier: nil, appAccountToken: nil, isUpgraded: false, signedDate: now,
             source: .signedTransaction, money: MoneyFacts(price: 990, currency: "USD", storefront: "USA", transactionReason: "PURCHASE")
         )
         return VerifiedProof(
             kind: .signedTransaction, environment: .production, bundleId: AnalyticsWorkload.bundleId, signedDate: now,
-            transactions: [transaction], rawProof: Array("scale-\(index):".utf8)
+            transactions: [transaction], rawProof: Array("scale-\(tag)\(index):".utf8)
         )
     }
 

@@ -86,12 +86,20 @@ enum ScaleBenchmark {
         /// Builds the SQLite ledgers in this folder (`scale-<size>.sqlite`) and keeps them,
         /// instead of a temporary folder deleted at the end: to run `storegate serve` on one.
         var keep: String? = nil
+        /// Measures the SQLite ledgers a run with `keep` left there instead of building them:
+        /// to measure a 10^7 ledger again (with other settings, or another build of the code)
+        /// without its hour of building. The rounds' own writes take ids of this run
+        /// (``runTag``), so that they are new to a ledger earlier runs measured.
+        var reuse = false
         /// SQLite's page cache per connection and memory-mapped bytes per reader, when given
         /// (else the ledger's defaults): to compare settings.
         var sqlitePageCacheBytes: Int? = nil
         var sqliteMappedBytes: Int? = nil
         /// Concurrent bulk writers per build, when given (else SQLite 2, PostgreSQL 4).
         var bulkWriters: Int? = nil
+
+        /// A prefix of the ids the measuring rounds write, new on every run that reuses ledgers.
+        let runTag = "r\(UInt32.random(in: 0...UInt32.max))-"
 
         /// The SQLite options of the measured ledger.
         var sqliteOptions: SQLiteLedger.Options {
@@ -118,6 +126,9 @@ enum ScaleBenchmark {
         let sizes = settings.sizes.sorted()
         guard let first = sizes.first, first >= 100 else { throw CLIError("--sizes takes transaction counts of at least 100") }
         guard settings.rounds >= 1 else { throw CLIError("--rounds takes at least 1") }
+        guard !settings.reuse || (settings.keep != nil && settings.backends == .sqlite && !settings.normalPath) else {
+            throw CLIError("--reuse measures the SQLite ledgers of a --keep folder: give --keep DIR and --backend sqlite (and no --normal-path)")
+        }
         print(
             "scale (\(BenchSupport.isOptimized ? "release" : "DEBUG build: figures are not representative"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
                 + "sizes \(sizes.map(String.init).joined(separator: ", ")), \(settings.samples) samples per operation and size in \(settings.rounds) rounds after a warm-up)"
@@ -126,7 +137,7 @@ enum ScaleBenchmark {
         if settings.backends.includesSQLite {
             let options = settings.sqliteOptions
             print("sqlite: page cache \(megabytes(options.pageCacheBytes)) per connection, \(megabytes(options.mappedBytes)) memory-mapped per reader")
-            let directory = try sqliteDirectory(keep: settings.keep, sizes: sizes)
+            let directory = try sqliteDirectory(keep: settings.keep, sizes: sizes, reuse: settings.reuse)
             defer {
                 // Best effort: a temporary folder.
                 if settings.keep == nil { try? FileManager.default.removeItem(at: directory) }
@@ -138,7 +149,13 @@ enum ScaleBenchmark {
                 let ledger = try SQLiteLedger(path: path, configuration: try configuration(settings.proofBytes), options: settings.sqliteOptions)
                 ledgers.append(ledger)
                 let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
-                let built = try await build(ledger, bulk: bulk, label: "sqlite", size: size, streams: settings.bulkWriters ?? 2, proofBytes: settings.proofBytes)
+                let built: Built
+                if settings.reuse {
+                    built = Built(transactions: size, accounts: size / 10)
+                    print("sqlite \(size) transactions: reusing \(path) (\(megabytes(ledger.databaseBytes())))")
+                } else {
+                    built = try await build(ledger, bulk: bulk, label: "sqlite", size: size, streams: settings.bulkWriters ?? 2, proofBytes: settings.proofBytes)
+                }
                 // The same file without the account cache: its reads all go to the database.
                 var uncached = settings.sqliteOptions
                 uncached.cachedAccounts = 0
@@ -151,7 +168,7 @@ enum ScaleBenchmark {
                 await ledger.close()
                 footprint(label: "sqlite", size: stage.size, bytes: ledger.databaseBytes(), transactions: stage.built.transactions)
             }
-            if settings.keep != nil {
+            if settings.keep != nil, !settings.reuse {
                 try productsFile().write(to: directory.appendingPathComponent("products.json"))
                 print(
                     "          (sqlite ledgers kept in \(directory.path): \(sizes.map { "scale-\($0).sqlite" }.joined(separator: ", ")); "
@@ -211,15 +228,21 @@ enum ScaleBenchmark {
     }
 
     /// The folder the SQLite ledgers are built in: `keep` (created if needed; refused when it
-    /// already holds a ledger of one of the sizes, which the build would add to), else a new
-    /// temporary folder.
-    static func sqliteDirectory(keep: String?, sizes: [Int]) throws -> URL {
+    /// already holds a ledger of one of the sizes, which the build would add to, unless
+    /// `reuse`, which needs every one), else a new temporary folder.
+    static func sqliteDirectory(keep: String?, sizes: [Int], reuse: Bool = false) throws -> URL {
         guard let keep else {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storegate-bench-scale-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return directory
         }
         let directory = URL(fileURLWithPath: keep, isDirectory: true)
+        if reuse {
+            for size in sizes where !FileManager.default.fileExists(atPath: directory.appendingPathComponent("scale-\(size).sqlite").path) {
+                throw CLIError("--reuse: \(directory.appendingPathComponent("scale-\(size).sqlite").path) does not exist (build it with --keep first)")
+            }
+            return directory
+        }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for size in sizes where FileManager.default.fileExists(atPath: directory.appendingPathComponent("scale-\(size).sqlite").path) {
             throw CLIError("--keep: \(directory.appendingPathComponent("scale-\(size).sqlite").path) exists already (the build would add to it); remove it or choose another folder")
@@ -356,7 +379,8 @@ enum ScaleBenchmark {
             for stage in round % 2 == 0 ? stages : stages.reversed() {
                 if round == 0 { _ = BenchSupport.resetPeakMemory() }
                 try await measureRound(
-                    stage.ledger, direct: stage.direct, size: stage.size, first: round * 2 * perRound, count: perRound, into: round == 0 ? nil : results
+                    stage.ledger, direct: stage.direct, size: stage.size, first: round * 2 * perRound, count: perRound, tag: settings.reuse ? settings.runTag : "",
+                    into: round == 0 ? nil : results
                 )
                 if round == 0 {
                     results.peaks[stage.size] = BenchSupport.memory()?.peak ?? 0

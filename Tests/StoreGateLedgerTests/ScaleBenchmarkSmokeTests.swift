@@ -1,8 +1,9 @@
 import Foundation
 import StoreGateLedger
-import StoreGateLedgerSQLite
 import StoreGateTestSupport
 import Testing
+
+@testable import StoreGateLedgerSQLite
 
 extension LedgerTests {
     /// `storegate-dev bench scale` at the smallest sizes it takes (hundreds of transactions,
@@ -28,14 +29,16 @@ extension LedgerTests {
         static let sizes = ["100", "200"]
 
         /// Runs `bench scale` on SQLite at ``sizes`` with `--fail-above limit`; its exit status and output.
-        static func run(failAbove limit: String, keep: String? = nil) async throws -> (status: Int32?, lines: [String], text: String) {
+        static func run(
+            failAbove limit: String, keep: String? = nil, _ extra: [String] = []
+        ) async throws -> (status: Int32?, lines: [String], text: String) {
             let binary = try StoreGateBinary.locate()
             let output = try TemporaryFiles.directory("scale").appendingPathComponent("scale.log").path
             defer { try? FileManager.default.removeItem(atPath: output) }  // best effort: a temporary file
             let child = try ChildProcess.spawn(binary, [
                 "bench", "scale", "--backend", "sqlite", "--sizes", sizes.joined(separator: ","), "--samples", "6", "--rounds", "2",
                 "--fail-above", limit,
-            ] + (keep.map { ["--keep", $0] } ?? []), outputPath: output)
+            ] + (keep.map { ["--keep", $0] } ?? []) + extra, outputPath: output)
             // A deadline that tells a stuck run from a slow one (the run takes seconds).
             let deadline = Date().addingTimeInterval(120)
             var status: Int32?
@@ -98,7 +101,7 @@ extension LedgerTests {
             #expect(!text.contains("every per-request figure is within"))
         }
 
-        @Test("--keep leaves each size's ledger in the folder, openable, and refuses a folder that holds one already")
+        @Test("--keep leaves each size's ledger in the folder, openable, and refuses a folder that holds one already; --reuse measures them again")
         func keep() async throws {
             let directory = try TemporaryFiles.directory("scale-keep")
             defer { try? FileManager.default.removeItem(at: directory) }  // best effort: a temporary folder
@@ -123,6 +126,51 @@ extension LedgerTests {
             #expect(again != 0 && again != nil)
             #expect(refusal.contains("exists already"))
             #expect(!refusal.contains("transactions ("))
+            // --reuse measures the kept ledgers without building, and its rounds write ids of
+            // their own: the purchases they record are new to the ledger, not replays.
+            let before = try await Self.measuredPurchases(directory)
+            let (reused, reusedLines, reusedText) = try await Self.run(failAbove: "1000000", keep: directory.path, ["--reuse"])
+            try #require(reused == 0, "bench scale --reuse ended with \(String(describing: reused)): \(reusedText.suffix(1500))")
+            for size in Self.sizes {
+                #expect(reusedLines.contains { $0.hasPrefix("sqlite \(size) transactions: reusing ") }, "\(size)")
+                for operation in Self.perRequest {
+                    #expect(reusedLines.filter { $0.hasPrefix(Self.row(size) + operation) }.count == 1, "\(size): \(operation)")
+                }
+            }
+            #expect(!reusedText.contains("built by the bulk path"))
+            let after = try await Self.measuredPurchases(directory)
+            for size in Self.sizes {
+                // Each run records a purchase per operation of its one-writer and sixteen-writer
+                // lines: the warm-up and the rounds, 2 × 3 × 3 = 18 (6 samples over 2 rounds).
+                #expect(after[size, default: 0] - before[size, default: 0] == 18, "\(size): \(before) → \(after)")
+            }
+            // --reuse needs --keep, and every size's ledger in it.
+            let (withoutKeep, _, noKeep) = try await Self.run(failAbove: "1000000", keep: nil, ["--reuse"])
+            #expect(withoutKeep != 0 && withoutKeep != nil)
+            #expect(noKeep.contains("--reuse measures the SQLite ledgers of a --keep folder"))
+            let empty = try TemporaryFiles.directory("scale-reuse-empty")
+            defer { try? FileManager.default.removeItem(at: empty) }  // best effort: a temporary folder
+            let (missing, _, missingText) = try await Self.run(failAbove: "1000000", keep: empty.path, ["--reuse"])
+            #expect(missing != 0 && missing != nil)
+            #expect(missingText.contains("does not exist"))
+            #expect(!missingText.contains("transactions ("))
+        }
+
+        /// The measuring rounds' purchases in each kept ledger (their ids start with `scale-`; the story's with `s`).
+        static func measuredPurchases(_ directory: URL) async throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for size in sizes {
+                let ledger = try SQLiteLedger(path: directory.appendingPathComponent("scale-\(size).sqlite").path)
+                counts[size] = try ledger.read(snapshot: false) { connection throws(LedgerError) -> Int in
+                    var count = 0
+                    try connection.query("SELECT count(*) FROM ledger_transactions WHERE transaction_id LIKE 'scale-%'") { row throws(LedgerError) in
+                        count = Int(row.integer(0))
+                    }
+                    return count
+                }
+                await ledger.close()
+            }
+            return counts
         }
 
         @Test("sizes under 100 transactions and no round are refused before anything is built")
