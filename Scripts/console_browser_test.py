@@ -692,7 +692,22 @@ def run_test(args, run, workdir, shots, state):
     # The webhook card lists the endpoints with their deliveries and, for a webhooks.manage key, adds one.
     run.check(all(t in h2s for t in ("Readiness", "Configuration warnings", "Trust anchors", "Webhook endpoints", "App Store sync")),
               "system: readiness, warnings, trust anchors, webhook endpoints, App Store sync", h2s)
-    run.check(driver.find_element(By.CSS_SELECTOR, "section.card .badge").text.strip() == "ready", "system: readiness says ready")
+    # Readiness is a probe of the moment (the database must answer a read and a write within
+    # 0.9 s): on a loaded 2-core CI box, seconds after the start, the debug build's writer can
+    # be busy past it, as CI of 2026-11-28 saw once. Seen again after a second, up to five
+    # times; every reading is printed when it took more than one.
+    badges = []
+    for attempt in range(5):
+        if attempt > 0:
+            time.sleep(1)
+            driver.refresh()
+            wait_for(driver, EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "System"), "the system page again")
+        badges.append(driver.find_element(By.CSS_SELECTOR, "section.card .badge").text.strip())
+        if badges[-1] == "ready":
+            break
+    if len(badges) > 1:
+        print(f"  note: the system page's readiness read {badges} before saying ready")
+    run.check(badges[-1] == "ready", "system: readiness says ready", badges)
     body_text = driver.find_element(By.TAG_NAME, "main").text
     run.check("Consumption requests are not answered (STOREGATE_CONSUMPTION is off): 0 sent, 0 pending, 0 expired, 0 failed." in body_text,
               "system: the consumption requests line says they are off and none are kept", body_text[-400:])
