@@ -84,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("sqlite-page-cache-mb"),
-        help: "scale: SQLite's page cache per connection in MiB (default: sized from the machine, as the service)."
+        help: "scale: SQLite's page cache per connection in MiB (default 2, as the service)."
     )
     var sqlitePageCacheMB: Int?
 

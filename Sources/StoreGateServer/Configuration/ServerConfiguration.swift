@@ -124,10 +124,9 @@ public struct ServerConfiguration: Sendable {
     /// Accounts whose stored facts the SQLite ledger keeps between reads while the file is
     /// unchanged (`STOREGATE_SQLITE_CACHE_ACCOUNTS`, default 4,096; 0 turns the cache off).
     public var sqliteCachedAccounts: Int = 4096
-    /// SQLite's page cache per connection in MiB (`STOREGATE_SQLITE_PAGE_CACHE_MB`, 1–4096);
-    /// `nil`, the default, sizes it from the machine
-    /// (`SQLiteLedger.Options.machinePageCacheBytes(physicalMemory:cores:)`).
-    public var sqlitePageCacheMB: Int?
+    /// SQLite's page cache per connection in MiB (`STOREGATE_SQLITE_PAGE_CACHE_MB`, 1–4096,
+    /// default 2: SQLite's own).
+    public var sqlitePageCacheMB: Int = 2
     /// MiB of the file each SQLite reader maps into memory (`STOREGATE_SQLITE_MMAP_MB`, default
     /// 0: pages are read with `pread`). Mapped pages a reader touched count in the RSS.
     public var sqliteMmapMB: Int = 0

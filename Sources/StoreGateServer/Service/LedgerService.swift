@@ -90,7 +90,7 @@ public enum LedgerOpener {
                         cachedAccounts: configuration.sqliteCachedAccounts,
                         // Twelve rows an account on average (about 25 MB at most with the default).
                         cachedRows: configuration.sqliteCachedAccounts * 12,
-                        pageCacheBytes: configuration.sqlitePageCacheMB.map { $0 << 20 } ?? SQLiteLedger.Options.machinePageCacheBytes(),
+                        pageCacheBytes: configuration.sqlitePageCacheMB << 20,
                         mappedBytes: configuration.sqliteMmapMB << 20
                     )
                 ))
