@@ -145,7 +145,7 @@ enum ScaleBenchmark {
             var stages: [Stage] = []
             var ledgers: [SQLiteLedger] = []
             for size in sizes {
-                let path = directory.appendingPathComponent("scale-\(size).sqlite").path
+                let path = ledgerPath(in: directory, size: size)
                 let ledger = try SQLiteLedger(path: path, configuration: try configuration(settings.proofBytes), options: settings.sqliteOptions)
                 ledgers.append(ledger)
                 let bulk: (any BulkRecording)? = settings.normalPath ? nil : ledger
@@ -237,17 +237,21 @@ enum ScaleBenchmark {
             return directory
         }
         let directory = URL(fileURLWithPath: keep, isDirectory: true)
-        if reuse {
-            for size in sizes where !FileManager.default.fileExists(atPath: directory.appendingPathComponent("scale-\(size).sqlite").path) {
-                throw CLIError("--reuse: \(directory.appendingPathComponent("scale-\(size).sqlite").path) does not exist (build it with --keep first)")
+        if !reuse { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+        for size in sizes {
+            let path = ledgerPath(in: directory, size: size)
+            let exists = FileManager.default.fileExists(atPath: path)
+            if reuse, !exists { throw CLIError("--reuse: \(path) does not exist (build it with --keep first)") }
+            if !reuse, exists {
+                throw CLIError("--keep: \(path) exists already (the build would add to it); remove it or choose another folder")
             }
-            return directory
-        }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for size in sizes where FileManager.default.fileExists(atPath: directory.appendingPathComponent("scale-\(size).sqlite").path) {
-            throw CLIError("--keep: \(directory.appendingPathComponent("scale-\(size).sqlite").path) exists already (the build would add to it); remove it or choose another folder")
         }
         return directory
+    }
+
+    /// The SQLite ledger of `size` transactions in `directory` (`scale-<size>.sqlite`).
+    static func ledgerPath(in directory: URL, size: Int) -> String {
+        directory.appendingPathComponent("scale-\(size).sqlite").path
     }
 
     /// The story's catalog as a products file (`STOREGATE_PRODUCTS_FILE`), written beside
