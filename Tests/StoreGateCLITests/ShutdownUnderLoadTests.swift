@@ -33,6 +33,17 @@ struct ShutdownUnderLoadTests {
         """
     }
 
+    /// How many requests the load generator's clients got an answer to so far (curl exit 0).
+    static func answered(clients: Int, in directory: URL) -> Int {
+        (0..<clients).reduce(0) { sum, client in
+            let text = (try? String(contentsOf: directory.appendingPathComponent("client-\(client).txt"), encoding: .utf8)) ?? ""  // not written yet: none
+            return sum + text.split(separator: "\n").filter { line in
+                let parts = line.split(separator: " ").compactMap { Int($0) }
+                return parts.count == 3 && parts[2] == 0
+            }.count
+        }
+    }
+
     @Test("SIGTERM with 12 curl clients sending purchases: every 200 is recorded and nothing unanswered is (no request the service read is cut), exit 0 at once",
           .enabled(if: ShutdownUnderLoadTests.curl != nil, "curl is not installed"))
     func sigtermUnderLoad() async throws {
@@ -64,7 +75,10 @@ struct ShutdownUnderLoadTests {
         generator.executableURL = URL(fileURLWithPath: "/bin/bash")
         generator.arguments = ["-c", Self.loadScript(clients: clients, perClient: perClient, port: port, directory: directory)]
         try generator.run()
+        // Two seconds of load at least, and until more than 20 requests were answered: on a loaded
+        // machine (every suite at once on two cores) the debug service may answer fewer in 2 s.
         try await Task.sleep(for: .seconds(2))
+        _ = try await TracingCLITests.eventually { Self.answered(clients: clients, in: directory) > 20 }
         _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stop").path, contents: nil)
         let signalledAt = ContinuousClock.now
         process.terminate()

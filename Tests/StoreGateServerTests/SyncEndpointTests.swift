@@ -70,7 +70,14 @@ struct SyncEndpointTests {
                 #expect(try await client.send(.get, "/v1/sync/status", key: TestData.readerKey).status == .forbidden)
                 let owned = try await client.send(.get, "/v1/accounts/zoe/entitlements", key: TestData.fullKey)
                 #expect(product(try owned.json, "nonConsumables", TestData.pro)?["isEntitled"] as? Bool == false)
-                let metrics = String(buffer: try await client.send(.get, "/metrics").body)
+                // The status shows the page as soon as it is saved; the run's counters follow when the
+                // run ends, and the production sync runs on its own: wait for both runs' counters.
+                var metrics = ""
+                #expect(try await AppleActionsEndpointTests.eventually {
+                    metrics = String(buffer: try await client.send(.get, "/metrics").body)
+                    return metrics.contains("storegate_sync_notifications_total{environment=\"Sandbox\",outcome=\"recovered\"}")
+                        && metrics.contains("storegate_sync_runs_total{environment=\"Production\",outcome=\"completed\"}")
+                })
                 #expect(metrics.contains("storegate_sync_notifications_total{environment=\"Sandbox\",outcome=\"recovered\"} 1"))
                 #expect(metrics.contains("storegate_sync_lag_seconds{environment=\"Sandbox\"}"))
                 #expect(metrics.contains("storegate_sync_runs_total{environment=\"Production\",outcome=\"completed\"}"))
@@ -152,6 +159,13 @@ struct SyncEndpointTests {
                     try await Task.sleep(for: .milliseconds(25))
                 }
                 try await Task.sleep(for: .milliseconds(200))  // a second answer would have gone out by now
+                // The stand-in counts the call when it receives it; the responder records the request
+                // as sent only after Apple's answer, which a loaded machine may take a while to handle.
+                var status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                #expect(try await AppleActionsEndpointTests.eventually {
+                    status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                    return member(try status.json, "consumptionRequests", "sent") as? Int ?? 0 >= 1
+                })
                 let calls = standIn.consumptionRequests
                 #expect(calls.map(\.transactionId) == ["8900000000000001"])
                 let call = try #require(calls.first)
@@ -160,7 +174,6 @@ struct SyncEndpointTests {
                 #expect(body["consumptionPercentage"] as? Int == 25_000)
                 #expect(body["refundPreference"] as? String == "DECLINE")
                 #expect(body["customerConsented"] as? Bool == true)
-                let status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
                 let requests = try #require(try status.json["consumptionRequests"] as? [String: Any])
                 #expect(requests["answered"] as? Bool == true)
                 #expect(requests["sent"] as? Int == 1)
@@ -231,7 +244,13 @@ struct SyncEndpointTests {
                 #expect(bodies["8910000000000002"]?["refundPreference"] as? String == "GRANT_FULL")  // rule 1
                 #expect(standIn.consumptionRefusals.isEmpty)
 
-                let status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                // The stand-in counts a call when it receives it; the responder records the request as
+                // sent only after Apple's answer, which a loaded machine may take a while to handle.
+                var status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                #expect(try await AppleActionsEndpointTests.eventually {
+                    status = try await client.send(.get, "/v1/sync/status", key: "ops-key-0123456789abcdef")
+                    return member(try status.json, "consumptionRequests", "sent") as? Int ?? 0 >= 2
+                })
                 let requests = try #require(try status.json["consumptionRequests"] as? [String: Any])
                 #expect(requests["sent"] as? Int == 2)
                 #expect(requests["adjusted"] as? Int == 1)

@@ -95,6 +95,10 @@ struct PeriodicServiceTests {
         let gate = StartGate()
         let registry = WorkerRegistry()
         let running = Task { try await PeriodicService(worker, gate: gate, registry: registry).run() }
+        // The service registers itself as waiting when its task starts, which a loaded machine
+        // may not do within any fixed time: wait for that, then give it time to run a round it
+        // must not run.
+        try await Self.waitUntil { !registry.statuses(at: Date()).isEmpty }
         try await Task.sleep(for: .milliseconds(100))
         #expect(worker.rounds == 0)
         #expect(registry.statuses(at: Date()).map(\.health) == [.waiting])
