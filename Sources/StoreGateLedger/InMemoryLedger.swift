@@ -163,7 +163,7 @@ public actor InMemoryLedger: Ledger {
     }
 
     /// The newest event's sequence (0 when none was ever appended).
-    private var newestSequence: Int64 { prunedThrough + Int64(events.count) }
+    var newestSequence: Int64 { prunedThrough + Int64(events.count) }
 
     @discardableResult
     public func pruneEvents(recordedBefore cutoff: Date, limit: Int) async throws(LedgerError) -> EventPruning {

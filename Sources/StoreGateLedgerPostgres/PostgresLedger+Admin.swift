@@ -35,12 +35,19 @@ extension PostgresLedger {
         try LedgerPlanner.checkWebhookEndpoint(endpoint)
         let secrets = try WebhookSecretsCodec.encode(endpoint.secrets, endpoint: endpoint.name, encryption: configuration.encryption)
         let logger = self.logger
+        // Placed at the end of the stream in the same statement (not when a deliverer first looks).
         return try await withConnection { connection in
             try await !Self.rows(
                 connection,
                 """
-                INSERT INTO ledger_webhook_endpoints (name, url, secrets, types, paused, source, revision, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8) ON CONFLICT (name) DO NOTHING RETURNING name
+                WITH created AS (
+                    INSERT INTO ledger_webhook_endpoints (name, url, secrets, types, paused, source, revision, created_at, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8) ON CONFLICT (name) DO NOTHING RETURNING name
+                )
+                INSERT INTO ledger_webhook_cursors (endpoint, sequence)
+                SELECT name, COALESCE((SELECT MAX(sequence) FROM ledger_events), 0) FROM created
+                ON CONFLICT (endpoint) DO UPDATE SET sequence = excluded.sequence
+                RETURNING endpoint
                 """,
                 [
                     .text(endpoint.name), .text(endpoint.url), .text(secrets), .optional(endpoint.types?.joined(separator: ",")), .bool(endpoint.isPaused),

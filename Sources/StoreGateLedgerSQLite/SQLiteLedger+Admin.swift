@@ -29,7 +29,7 @@ extension SQLiteLedger {
         try LedgerPlanner.checkWebhookEndpoint(endpoint)
         let secrets = try WebhookSecretsCodec.encode(endpoint.secrets, endpoint: endpoint.name, encryption: configuration.encryption)
         return try await write { connection throws(LedgerError) -> Bool in
-            try connection.run(
+            let created = try connection.run(
                 """
                 INSERT INTO ledger_webhook_endpoints (name, url, secrets, types, paused, source, revision, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (name) DO NOTHING
@@ -40,6 +40,15 @@ extension SQLiteLedger {
                     .integer(endpoint.updatedAt.ledgerMilliseconds),
                 ]
             ) == 1
+            guard created else { return false }
+            // Its place: the end of the stream now (not when a deliverer first looks). `WHERE
+            // true` tells SQLite's parser the SELECT ends before ON CONFLICT.
+            try connection.run(
+                """
+                INSERT INTO ledger_webhook_cursors (endpoint, sequence) SELECT ?, COALESCE(MAX(sequence), 0) FROM ledger_events WHERE true
+                ON CONFLICT (endpoint) DO UPDATE SET sequence = excluded.sequence
+                """, [.text(endpoint.name)])
+            return true
         }
     }
 

@@ -62,6 +62,38 @@ extension LedgerTests {
             }
         }
 
+        @Test("an endpoint receives exactly the events recorded after it was added, however late its deliverer first looks, and again after it is deleted and added anew", arguments: LedgerBackend.all)
+        func placedWhenAdded(backend: LedgerBackend) async throws {
+            try await backend.withLedger { ledger async throws in
+                let alice = Purchases.account("alice")
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("before")), for: alice)
+                let before = try await Events.drain(ledger)
+                #expect(!before.isEmpty)
+                #expect(try await ledger.createWebhookEndpoint(Self.endpoint("late")))
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("after-1")), for: alice)
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("after-2")), for: alice)
+                let after = try await Events.drain(ledger, after: before.last?.sequence ?? 0)
+                #expect(Set(after.compactMap(\.transactionId)) == ["after-1", "after-2"])
+                // The deliverer's first look comes after both: they are delivered, "before" is not.
+                #expect(try await Deliveries.fanOut(ledger, endpoint: "late", types: nil, limit: 100, now: Self.t) == after.count)
+                #expect(try await ledger.deliveries(endpoint: "late", status: nil, after: 0, limit: 100).map(\.sequence) == after.map(\.sequence))
+                // Creating it again changes nothing (the name is taken): its place stays.
+                #expect(try await ledger.createWebhookEndpoint(Self.endpoint("late")) == false)
+                #expect(try await Deliveries.fanOut(ledger, endpoint: "late", types: nil, limit: 100, now: Self.t) == 0)
+
+                // Deleted and added anew: it starts at the end again.
+                #expect(try await ledger.deleteWebhookEndpoint(named: "late", states: []))
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("while-gone")), for: alice)
+                let gone = try await Events.drain(ledger, after: after.last?.sequence ?? 0)
+                #expect(try await ledger.createWebhookEndpoint(Self.endpoint("late")))
+                try await ledger.record(Purchases.proof(Purchases.nonConsumable("anew")), for: alice)
+                let anew = try await Events.drain(ledger, after: gone.last?.sequence ?? 0)
+                #expect(Set(anew.compactMap(\.transactionId)) == ["anew"])
+                #expect(try await Deliveries.fanOut(ledger, endpoint: "late", types: nil, limit: 100, now: Self.t) == anew.count)
+                #expect(try await ledger.deliveries(endpoint: "late", status: nil, after: 0, limit: 100).map(\.sequence) == anew.map(\.sequence))
+            }
+        }
+
         @Test("deleting an endpoint takes its cursor, its deliveries and its states: it no longer holds retention back", arguments: LedgerBackend.all)
         func deletionReleasesRetention(backend: LedgerBackend) async throws {
             try await backend.withLedger { ledger async throws in

@@ -16,6 +16,9 @@ extension InMemoryLedger {
         stored.createdAt = endpoint.createdAt.ledgerNormalized
         stored.updatedAt = endpoint.updatedAt.ledgerNormalized
         webhookEndpointRows[endpoint.name] = stored
+        // It receives the events recorded after it was added: its place is the end of the
+        // stream now, not when a deliverer first looks.
+        deliveryCursors[endpoint.name] = newestSequence
         return true
     }
 

@@ -8,7 +8,9 @@ public protocol WebhookEndpointStore: Sendable {
     ///   when sealed secrets cannot be opened, or a storage error.
     func webhookEndpoints() async throws(LedgerError) -> [StoredWebhookEndpoint]
 
-    /// Stores a new endpoint (its revision 1).
+    /// Stores a new endpoint (its revision 1), placed at the end of the event stream in the
+    /// same transaction: it receives exactly the events recorded after it was added, however
+    /// late a deliverer first looks at it.
     ///
     /// - Returns: `false` when an endpoint of that name exists (nothing changes): seeding from
     ///   the configuration is idempotent.

@@ -104,8 +104,10 @@ public enum DeliveryResult: Sendable, Hashable {
 /// ``redeliver(endpoint:sequence:at:)``.
 public protocol EventDeliveryStore: Sendable {
     /// Moves up to `limit` events after the endpoint's cursor into pending deliveries (those
-    /// of `types`, or all when `nil`) and advances the cursor past them. A new endpoint starts
-    /// at the end of the stream: it receives the events recorded after it was added.
+    /// of `types`, or all when `nil`) and advances the cursor past them. An endpoint receives
+    /// the events recorded after it was added: one stored through
+    /// `LiveAdminStore.createWebhookEndpoint(_:)` is placed at the end of the stream as it is
+    /// stored; a name never stored is placed there by its first fan-out.
     ///
     /// - Returns: How many events were scanned (0 when the endpoint is up to date, or when
     ///   another instance is fanning out for it right now).
