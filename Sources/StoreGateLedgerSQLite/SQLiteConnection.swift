@@ -14,6 +14,9 @@ package final class SQLiteConnection: @unchecked Sendable {
     /// Events appended on this connection since the timeline index last caught up
     /// (``SQLiteTimelineIndex``): a hint for when to index next.
     var eventsSinceIndexing = 0
+    /// The rollup changes of a group commit's jobs, queued as one row just before it commits
+    /// (``SQLiteWriter``); `nil` outside a group commit, where a write queues its own row.
+    var stagedRollupChanges: [Rollup]?
 
     /// The process-wide settings (``storegate_sqlite3_configure``), applied before the first
     /// connection opens.

@@ -156,10 +156,26 @@ extension SQLiteLedger {
     }
 
     /// Queues a write's rollup changes (inside the writer's transaction): one row, whatever
-    /// the number of keys.
+    /// the number of keys — or, in a group commit, one row for all its jobs, written just
+    /// before it commits (``flushStagedRollupChanges(_:)``): a row and its index entry per
+    /// batch instead of per write, and the fold decodes a batch's keys already merged.
     static func queueRollupChanges(_ deltas: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
         guard !deltas.isEmpty else { return }
+        if connection.stagedRollupChanges != nil {
+            connection.stagedRollupChanges?.append(contentsOf: deltas)
+            return
+        }
         try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(deltas))])
+    }
+
+    /// Queues the changes a group commit's jobs staged as one row, merged (inside its
+    /// transaction, before the commit), and stages nothing more.
+    static func flushStagedRollupChanges(_ connection: SQLiteConnection) throws(LedgerError) {
+        guard let staged = connection.stagedRollupChanges else { return }
+        connection.stagedRollupChanges = nil
+        let merged = Rollup.merged(staged)
+        guard !merged.isEmpty else { return }
+        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(merged))])
     }
 
     /// Adds the oldest `limit` queued changes to the rollups, merged, and deletes them (inside
@@ -207,8 +223,10 @@ extension SQLiteLedger {
             family.append(transaction.value)
         }
         if let current { accumulator.add(family: family, renewal: renewals[current]) }
-        // The queued changes are of transactions the rebuild has just read.
+        // The queued changes — and those the jobs of this group commit staged — are of
+        // transactions the rebuild has just read.
         try connection.run("DELETE FROM ledger_rollup_changes")
+        if connection.stagedRollupChanges != nil { connection.stagedRollupChanges = [] }
         try connection.run("DELETE FROM ledger_rollups")
         try applyRollups(accumulator.rollups, connection)
         try connection.run("UPDATE ledger_analytics_state SET needs_rebuild = 0, rebuilt_at = ?", [.integer(Int64(Date().timeIntervalSince1970 * 1000))])

@@ -177,7 +177,10 @@ public final class SQLiteLedger: Ledger {
         let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
         self.checkpointer = checkpointer
         let batch = options.timelineIndexBatch
-        self.writer = SQLiteWriter(connection: connection, onCommit: { checkpointer.committed() }) { connection in
+        self.writer = SQLiteWriter(
+            connection: connection, onCommit: { checkpointer.committed() },
+            beforeCommit: { connection throws(LedgerError) in try Self.flushStagedRollupChanges(connection) }
+        ) { connection in
             if SQLiteTimelineIndex.isDue(connection, batch: batch) { SQLiteTimelineIndex.indexBatch(connection, batch: batch) }
         }
         self.readers = Mutex(ReaderPool())
@@ -462,6 +465,9 @@ public final class SQLiteLedger: Ledger {
             throw LedgerError(.storage, reason: "the SQLite thread pool is not running", isRetryable: true)
         }
     }
+
+    /// The writes waiting for the writer thread or running on it.
+    var outstandingWrites: Int { writer.outstandingJobs }
 
     /// Runs `body` in a write transaction on the writer thread (``SQLiteWriter``), off the
     /// cooperative pool, and returns once it committed; `alone`: in a transaction of its own

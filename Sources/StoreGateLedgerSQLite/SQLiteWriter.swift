@@ -46,16 +46,21 @@ final class SQLiteWriter: Sendable {
     private let onCommit: @Sendable () -> Void
     /// Called on the thread after each batch, outside any transaction.
     private let maintenance: @Sendable (SQLiteConnection) -> Void
+    /// Called inside a group commit's transaction after its last job, before the commit:
+    /// writes what the jobs staged on the connection (``SQLiteConnection/stagedRollupChanges``).
+    private let beforeCommit: @Sendable (SQLiteConnection) throws(LedgerError) -> Void
     /// Owned by the thread alone once it started.
     private let connection: SQLiteConnection
 
     /// Starts the writer thread on `connection`, which it owns from now on.
     init(
         connection: SQLiteConnection, onCommit: @escaping @Sendable () -> Void,
+        beforeCommit: @escaping @Sendable (SQLiteConnection) throws(LedgerError) -> Void = { _ throws(LedgerError) in },
         maintenance: @escaping @Sendable (SQLiteConnection) -> Void = { _ in }
     ) {
         self.connection = connection
         self.onCommit = onCommit
+        self.beforeCommit = beforeCommit
         self.maintenance = maintenance
         let thread = Thread { [self] in self.loop() }
         thread.name = "storegate-sqlite-writer"
@@ -121,6 +126,9 @@ final class SQLiteWriter: Sendable {
     /// Whether a write is waiting or running: a job queued now waits for others first.
     var isBusy: Bool { outstanding.load(ordering: .relaxed) > 0 }
 
+    /// The writes waiting or running (tests hold the thread until the ones they queued wait).
+    var outstandingJobs: Int { outstanding.load(ordering: .relaxed) }
+
     /// Lets the queued jobs finish, stops the thread and closes the connection.
     func close() {
         let first = queue.withLock { queue -> Bool in
@@ -181,6 +189,10 @@ final class SQLiteWriter: Sendable {
     /// One transaction for the batch, a savepoint per job (a lone job needs none: its
     /// transaction is its own). The transaction statements are prepared once and reused.
     ///
+    /// The jobs of a batch stage their rollup changes on the connection, and `beforeCommit`
+    /// queues them as one row: a job rolled back to its savepoint takes its staged changes
+    /// back with it.
+    ///
     /// After some errors (a full disk, an I/O error) SQLite rolls the whole transaction back by
     /// itself: then the jobs before the failing one lost their writes too and the ones after it
     /// must not run outside a transaction, so all of them fail with a retryable error.
@@ -198,7 +210,10 @@ final class SQLiteWriter: Sendable {
         let rolledBack = LedgerError(.storage, reason: "SQLite rolled the write transaction back after an error; nothing of it was kept", isRetryable: true)
         var errors = [LedgerError?](repeating: nil, count: batch.count)
         var abortedAt: Int?
+        connection.stagedRollupChanges = []
+        defer { connection.stagedRollupChanges = nil }
         for (index, job) in batch.enumerated() {
+            let staged = connection.stagedRollupChanges
             do throws(LedgerError) {
                 try connection.run("SAVEPOINT job")
                 let failed = job.run(connection)
@@ -207,7 +222,10 @@ final class SQLiteWriter: Sendable {
                     abortedAt = index
                     break
                 }
-                if failed { try connection.run("ROLLBACK TO job") }
+                if failed {
+                    try connection.run("ROLLBACK TO job")
+                    connection.stagedRollupChanges = staged
+                }
                 try connection.run("RELEASE job")
             } catch {
                 errors[index] = error
@@ -223,7 +241,14 @@ final class SQLiteWriter: Sendable {
             }
             return
         }
-        let commitError = commit()
+        let commitError: LedgerError?
+        do throws(LedgerError) {
+            try beforeCommit(connection)
+            commitError = commit()
+        } catch {
+            commitError = error
+            if connection.isInTransaction { _ = rollBack() }
+        }
         for (index, job) in batch.enumerated() {
             job.finish(commitError ?? errors[index])
         }

@@ -135,4 +135,68 @@ struct SQLiteWriterTests {
         #expect(try await ledger.checkIntegrity().problems.isEmpty)
         await ledger.close()
     }
+
+    @Test("a group commit queues its jobs' rollup changes as one merged row; a job rolled back takes its own changes back, and a lone write queues its own row")
+    func groupCommitQueuesOneRollupRow() async throws {
+        let ledger = try SQLiteLedger(path: try Self.temporaryPath())
+        @Sendable func rollup(_ product: String, _ count: Int64, day: Int64 = 20_000) -> Rollup {
+            Rollup(
+                key: RollupKey(
+                    day: day, measure: .revenue, environment: .production, productId: product, subscriptionGroup: "",
+                    storefront: "USA", currency: "USD", offer: "none"
+                ),
+                value: RollupValue(count: count, amount: count * 990)
+            )
+        }
+        @Sendable func queuedRows() async throws -> [[Rollup]] {
+            try await ledger.write { connection throws(LedgerError) -> [[Rollup]] in
+                try SQLiteLedger.queuedRollupChanges(limit: 100, connection).map { change throws(LedgerError) in try RollupChanges.decode(change.deltas) }
+            }
+        }
+        // The writer is held until every job below waits behind it: they are one batch.
+        let release = DispatchSemaphore(value: 0)
+        let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                try await ledger.write { _ throws(LedgerError) in release.wait() }
+                return nil
+            }
+            while ledger.outstandingWrites < 1 { try await Task.sleep(for: .milliseconds(2)) }
+            for index in 0..<5 {
+                let changes = [rollup("coins", 1), rollup("pass-\(index)", 2)]
+                group.addTask {
+                    try await ledger.write { connection throws(LedgerError) in try SQLiteLedger.queueRollupChanges(changes, connection) }
+                    return "kept-\(index)"
+                }
+            }
+            let refused = [rollup("coins", 7), rollup("refused", 1)]
+            group.addTask {
+                do throws(LedgerError) {
+                    try await ledger.write { connection throws(LedgerError) in
+                        try SQLiteLedger.queueRollupChanges(refused, connection)
+                        throw LedgerError(.insufficientBalance, reason: "refused after its changes were staged")
+                    }
+                    return "refused was kept"
+                } catch {
+                    return error.code == .insufficientBalance ? "refused" : "refused with \(error)"
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ledger.outstandingWrites < 7, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(ledger.outstandingWrites == 7, "the jobs did not all queue behind the held one")
+            release.signal()
+            var outcomes: [String] = []
+            for try await outcome in group { if let outcome { outcomes.append(outcome) } }
+            return outcomes.sorted()
+        }
+        #expect(outcomes == ["kept-0", "kept-1", "kept-2", "kept-3", "kept-4", "refused"])
+        let rows = try await queuedRows()
+        #expect(rows.count == 1, "one row for the batch, not one per job")
+        let expected = Rollup.merged([rollup("coins", 5)] + (0..<5).map { rollup("pass-\($0)", 2) })
+        #expect(rows.first == expected, "the refused job's changes were queued, or the kept ones were not merged")
+
+        // A write alone in its transaction queues its own row, after the batch's.
+        try await ledger.write(alone: true) { connection throws(LedgerError) in try SQLiteLedger.queueRollupChanges([rollup("coins", 1, day: 20_001)], connection) }
+        #expect(try await queuedRows() == [expected, [rollup("coins", 1, day: 20_001)]])
+        await ledger.close()
+    }
 }

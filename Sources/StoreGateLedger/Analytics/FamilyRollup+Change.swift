@@ -37,26 +37,53 @@ extension FamilyRollup {
             emitted.append(Rollup(key: key, value: value))
         }
 
-        // Whether a transaction was added, removed or changed a fact the rollups read.
+        // Both versions in purchase order, as positions: no transaction is copied (a renewal
+        // of a two-year subscription compares some 25 transactions on each side).
+        let oldOrder = purchaseOrder(before)
+        let newOrder = purchaseOrder(after)
+        // Whether a transaction was added, removed or changed a fact the rollups read. The two
+        // orders are merged: a transaction in both is in both at the same place in purchase
+        // order, unless its purchase date changed — then it counts as removed and added, which
+        // subtracts and adds exactly what changing it would.
         var changed = false
-        if before.isEmpty {
-            // A new family (the common write: a new purchase).
-            for transaction in after { walkTransaction(transaction, emit: add) }
-            changed = !after.isEmpty
-        } else {
-            var previous: [String: RecordedTransaction] = [:]
-            previous.reserveCapacity(before.count)
-            for transaction in before { previous[transaction.transactionId] = transaction }
-            for transaction in after {
-                if let old = previous.removeValue(forKey: transaction.transactionId) {
-                    guard !sameRollupFacts(old, transaction) else { continue }
-                    walkTransaction(old, emit: subtract)
+        before.withUnsafeBufferPointer { old in
+            after.withUnsafeBufferPointer { new in
+                var next = (old: 0, new: 0)
+                while next.old < oldOrder.count || next.new < newOrder.count {
+                    guard next.new < newOrder.count else {
+                        walkTransaction(old[oldOrder[next.old]], emit: subtract)
+                        next.old += 1
+                        changed = true
+                        continue
+                    }
+                    guard next.old < oldOrder.count else {
+                        walkTransaction(new[newOrder[next.new]], emit: add)
+                        next.new += 1
+                        changed = true
+                        continue
+                    }
+                    // Pointers, fields read in place: binding the two transactions copied them.
+                    let first = old.baseAddress! + oldOrder[next.old]
+                    let second = new.baseAddress! + newOrder[next.new]
+                    if first.pointee.purchaseDate == second.pointee.purchaseDate && first.pointee.transactionId == second.pointee.transactionId {
+                        if !sameRollupFacts(first.pointee, second.pointee) {
+                            walkTransaction(first.pointee, emit: subtract)
+                            walkTransaction(second.pointee, emit: add)
+                            changed = true
+                        }
+                        next.old += 1
+                        next.new += 1
+                    } else if inPurchaseOrder(first.pointee, second.pointee) {
+                        walkTransaction(first.pointee, emit: subtract)
+                        next.old += 1
+                        changed = true
+                    } else {
+                        walkTransaction(second.pointee, emit: add)
+                        next.new += 1
+                        changed = true
+                    }
                 }
-                changed = true
-                walkTransaction(transaction, emit: add)
             }
-            changed = changed || !previous.isEmpty
-            for old in previous.values { walkTransaction(old, emit: subtract) }
         }
         let sameRenewal = sameRollupFacts(oldRenewal, newRenewal)
         // The same transactions with the same facts: the periods are the same too, and only
@@ -64,17 +91,30 @@ extension FamilyRollup {
         // a renewal already recorded, the common second write of a renewal).
         guard changed || !sameRenewal else { return [] }
 
-        let oldPeriods = before.filter(isPeriod).sorted(by: inPurchaseOrder)
-        let newPeriods = after.filter(isPeriod).sorted(by: inPurchaseOrder)
-        var common = 0
-        while common < min(oldPeriods.count, newPeriods.count), sameRollupFacts(oldPeriods[common], newPeriods[common]) { common += 1 }
+        let oldPeriods = periods(before, in: oldOrder)
+        let newPeriods = periods(after, in: newOrder)
+        let common = before.withUnsafeBufferPointer { old in
+            after.withUnsafeBufferPointer { new in
+                var common = 0
+                while common < min(oldPeriods.count, newPeriods.count),
+                    sameRollupFacts(old[oldPeriods[common]], new[newPeriods[common]])
+                {
+                    common += 1
+                }
+                return common
+            }
+        }
         if common < oldPeriods.count || common < newPeriods.count || !sameRenewal {
             // The period before the first difference ends where its successor starts when it
             // was upgraded: it is counted again too. (Renewal info alone moves the last run's
             // churn: `common` is then every period, and the last one's run is walked again.)
             let first = max(common - 1, 0)
-            walkPeriods(oldPeriods, renewal: oldRenewal, from: first, emit: subtract)
-            walkPeriods(newPeriods, renewal: newRenewal, from: first, emit: add)
+            walkPeriods(before, periods: oldPeriods, renewal: oldRenewal, from: first) { _, key, value in
+                emitted.append(Rollup(key: key, value: RollupValue(count: 0 &- value.count, amount: 0 &- value.amount)))
+            }
+            walkPeriods(after, periods: newPeriods, renewal: newRenewal, from: first) { _, key, value in
+                emitted.append(Rollup(key: key, value: value))
+            }
         }
         if emitted.count == 1, let only = emitted.first { return only.value.isZero ? [] : [only] }
         return Rollup.merged(emitted)

@@ -63,14 +63,32 @@ package enum FamilyRollup {
         _ transactions: [RecordedTransaction], renewal: RenewalRow?,
         emit: (RecordedTransaction, RollupKey, RollupValue) -> Void
     ) {
-        let ordered = transactions.sorted(by: inPurchaseOrder)
-        for transaction in ordered { walkTransaction(transaction, emit: emit) }
-        walkPeriods(ordered.filter(isPeriod), renewal: renewal, from: 0, emit: emit)
+        let order = purchaseOrder(transactions)
+        for index in order { walkTransaction(transactions[index], emit: emit) }
+        walkPeriods(transactions, periods: periods(transactions, in: order), renewal: renewal, from: 0) { index, key, value in
+            emit(transactions[index], key, value)
+        }
     }
 
     /// Purchase order: by purchase date, then transaction id.
     static func inPurchaseOrder(_ first: RecordedTransaction, _ second: RecordedTransaction) -> Bool {
         first.purchaseDate != second.purchaseDate ? first.purchaseDate < second.purchaseDate : first.transactionId < second.transactionId
+    }
+
+    /// The positions of `transactions` in purchase order. Positions, not copies: a
+    /// transaction is a dozen strings, and copying one retains each of them.
+    static func purchaseOrder(_ transactions: [RecordedTransaction]) -> [Int] {
+        transactions.withUnsafeBufferPointer { buffer in
+            Array(buffer.indices).sorted { inPurchaseOrder(buffer[$0], buffer[$1]) }
+        }
+    }
+
+    /// The positions in `order` that are subscription periods (``isPeriod(_:)``), in that order.
+    static func periods(_ transactions: [RecordedTransaction], in order: [Int]) -> [Int] {
+        // The two fields read in place: passing each transaction to ``isPeriod(_:)`` copied it.
+        transactions.withUnsafeBufferPointer { buffer in
+            order.filter { buffer[$0].productType == .autoRenewable && buffer[$0].expiresDate != nil }
+        }
     }
 
     /// Whether `transaction` is a subscription period (auto-renewable, with an expiry).
@@ -100,94 +118,114 @@ package enum FamilyRollup {
         }
     }
 
-    /// The figures of a family's subscription periods (``isPeriod(_:)``, in purchase order),
-    /// walked in full, emitting only the figures of periods from index `first` on and the churn
-    /// of the runs from the one holding period `first` on (0: every figure).
+    /// The figures of a family's subscription periods — `periods`, positions in
+    /// `transactions` of its periods in purchase order (``periods(_:in:)``) — walked in full,
+    /// emitting only the figures of the periods from `periods[first]` on and the churn of the
+    /// runs from the one holding it on (0: every figure). `emit` gets the position in
+    /// `transactions` of the period a figure is counted for.
     ///
     /// A period's figures depend on the periods before it in its run, on the next period (an
     /// upgrade ends where it starts; a trial converts when it is paid) and, for churn, on its
     /// whole run and whether that run is the family's last: ``change(from:renewal:to:renewal:)``
     /// relies on exactly this to skip what two versions of a family have in common.
+    ///
+    /// The periods are read in place (no transaction copied), and a run is a range of
+    /// positions: this walk runs for every renewal recorded.
     static func walkPeriods(
-        _ periods: [RecordedTransaction], renewal: RenewalRow?, from first: Int,
-        emit: (RecordedTransaction, RollupKey, RollupValue) -> Void
+        _ transactions: [RecordedTransaction], periods: [Int], renewal: RenewalRow?, from first: Int,
+        emit: (Int, RollupKey, RollupValue) -> Void
     ) {
-        func add(_ measure: RollupMeasure, _ period: RecordedTransaction, _ index: Int, at date: Date, amount: Int64 = 0) {
-            guard index >= first else { return }
-            emit(period, key(measure, period, at: date), RollupValue(count: 1, amount: amount))
-        }
-        var hadPaidRun = false
-        var hadPaid = false
-        // Runs of positions in `periods`, with each period's end: no period is copied.
-        var runs: [[(index: Int, end: Date)]] = []
-        var runEnd = Date.distantPast
-        for index in periods.indices {
-            let period = periods[index]
-            var end = period.expiresDate ?? period.purchaseDate
-            if let revoked = period.revocationDate, revoked < end { end = revoked }
-            if period.isUpgraded, index + 1 < periods.count, periods[index + 1].purchaseDate < end {
-                end = periods[index + 1].purchaseDate
+        guard !periods.isEmpty else { return }
+        transactions.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            func period(_ position: Int) -> UnsafePointer<RecordedTransaction> { base + periods[position] }
+            func add(_ measure: RollupMeasure, _ position: Int, at date: Date, amount: Int64 = 0) {
+                guard position >= first else { return }
+                emit(periods[position], key(measure, period(position).pointee, at: date), RollupValue(count: 1, amount: amount))
             }
-            end = max(end, period.purchaseDate)
-            let tolerance = period.money?.isRenewal == true ? billingRetryWindow : runTolerance
-            if runs.isEmpty || period.purchaseDate.timeIntervalSince(runEnd) > tolerance {
-                runs.append([])
-                runEnd = end
-            } else {
-                runEnd = max(runEnd, end)
-            }
-            runs[runs.count - 1].append((index, end))
-        }
-        for (runIndex, run) in runs.enumerated() {
-            var paidInRun = false
-            var previousEnd: Date?
-            for (position, (index, end)) in run.enumerated() {
-                let period = periods[index]
-                let isTrial = period.money?.isFreeTrial == true
-                if isTrial {
-                    add(.trialStarts, period, index, at: period.purchaseDate)
-                    add(.trialEnds, period, index, at: end)
-                    if position + 1 < run.count, periods[run[position + 1].index].money?.isFreeTrial != true {
-                        add(.conversions, period, index, at: end)
-                    }
-                } else {
-                    let mrr = monthly(period)
-                    add(.paidStarts, period, index, at: period.purchaseDate, amount: mrr)
-                    add(.paidEnds, period, index, at: end, amount: mrr)
-                    if !hadPaid {
-                        add(.newPaid, period, index, at: period.purchaseDate)
-                    } else if !paidInRun && hadPaidRun {
-                        add(.reactivations, period, index, at: period.purchaseDate)
-                    } else if paidInRun {
-                        let continues = previousEnd.map { period.purchaseDate.timeIntervalSince($0) <= runTolerance } ?? false
-                        if period.money?.isRenewal ?? continues { add(.renewals, period, index, at: period.purchaseDate) }
-                    }
-                    hadPaid = true
-                    paidInRun = true
+            // Each period's end, and the position each run starts at.
+            var ends: [Date] = []
+            ends.reserveCapacity(periods.count)
+            var runStarts: [Int] = []
+            var runEnd = Date.distantPast
+            for position in periods.indices {
+                let current = period(position)
+                var end = current.pointee.expiresDate ?? current.pointee.purchaseDate
+                if let revoked = current.pointee.revocationDate, revoked < end { end = revoked }
+                if current.pointee.isUpgraded, position + 1 < periods.count, period(position + 1).pointee.purchaseDate < end {
+                    end = period(position + 1).pointee.purchaseDate
                 }
-                previousEnd = max(previousEnd ?? end, end)
+                end = max(end, current.pointee.purchaseDate)
+                let tolerance = current.pointee.money?.isRenewal == true ? billingRetryWindow : runTolerance
+                if runStarts.isEmpty || current.pointee.purchaseDate.timeIntervalSince(runEnd) > tolerance {
+                    runStarts.append(position)
+                    runEnd = end
+                } else {
+                    runEnd = max(runEnd, end)
+                }
+                ends.append(end)
             }
-            guard paidInRun, let last = run.last(where: { periods[$0.index].money?.isFreeTrial != true }) else { continue }
-            hadPaidRun = true
-            // The run's churn: emitted when the run holds period `first` or comes after it.
-            guard let lastIndex = run.last?.index, lastIndex >= first else { continue }
-            let runEnd = run.map(\.end).max() ?? last.end
-            let lastPeriod = periods[last.index]
-            let measure: RollupMeasure
-            if lastPeriod.revocationDate != nil && !lastPeriod.isUpgraded {
-                measure = .churnRefund
-            } else if runIndex == runs.count - 1, let renewal {
-                if renewal.isInBillingRetryPeriod || renewal.expirationIntent == 2 {
-                    measure = .churnBilling
-                } else if renewal.expirationIntent == 1 || !renewal.willAutoRenew {
-                    measure = .churnVoluntary
+            var hadPaidRun = false
+            var hadPaid = false
+            for runIndex in runStarts.indices {
+                let start = runStarts[runIndex]
+                let stop = runIndex + 1 < runStarts.count ? runStarts[runIndex + 1] : periods.count
+                var paidInRun = false
+                var previousEnd: Date?
+                var lastPaid: Int?
+                var runEnd = ends[start]
+                for position in start..<stop {
+                    let current = period(position)
+                    let end = ends[position]
+                    runEnd = max(runEnd, end)
+                    let purchased = current.pointee.purchaseDate
+                    if current.pointee.money?.isFreeTrial == true {
+                        add(.trialStarts, position, at: purchased)
+                        add(.trialEnds, position, at: end)
+                        if position + 1 < stop, period(position + 1).pointee.money?.isFreeTrial != true {
+                            add(.conversions, position, at: end)
+                        }
+                    } else {
+                        if position >= first {
+                            let mrr = monthly(current.pointee)
+                            add(.paidStarts, position, at: purchased, amount: mrr)
+                            add(.paidEnds, position, at: end, amount: mrr)
+                        }
+                        if !hadPaid {
+                            add(.newPaid, position, at: purchased)
+                        } else if !paidInRun && hadPaidRun {
+                            add(.reactivations, position, at: purchased)
+                        } else if paidInRun {
+                            let continues = previousEnd.map { purchased.timeIntervalSince($0) <= runTolerance } ?? false
+                            if current.pointee.money?.isRenewal ?? continues { add(.renewals, position, at: purchased) }
+                        }
+                        hadPaid = true
+                        paidInRun = true
+                        lastPaid = position
+                    }
+                    previousEnd = max(previousEnd ?? end, end)
+                }
+                guard paidInRun, let last = lastPaid else { continue }
+                hadPaidRun = true
+                // The run's churn: emitted when the run holds period `first` or comes after it.
+                guard stop - 1 >= first else { continue }
+                let lastPeriod = period(last)
+                let measure: RollupMeasure
+                if lastPeriod.pointee.revocationDate != nil && !lastPeriod.pointee.isUpgraded {
+                    measure = .churnRefund
+                } else if runIndex == runStarts.count - 1, let renewal {
+                    if renewal.isInBillingRetryPeriod || renewal.expirationIntent == 2 {
+                        measure = .churnBilling
+                    } else if renewal.expirationIntent == 1 || !renewal.willAutoRenew {
+                        measure = .churnVoluntary
+                    } else {
+                        measure = .churnOther
+                    }
                 } else {
                     measure = .churnOther
                 }
-            } else {
-                measure = .churnOther
+                emit(periods[last], key(measure, lastPeriod.pointee, at: runEnd), RollupValue(count: 1))
             }
-            emit(lastPeriod, key(measure, lastPeriod, at: runEnd), RollupValue(count: 1))
         }
     }
 
