@@ -16,7 +16,7 @@ extension FamilyRollup {
     ///   before the first one the versions differ in (its end may depend on the next period),
     ///   and the churn only of the runs from that period's run on (a run's churn depends on
     ///   the run, and — for the last run — on the renewal info). Earlier figures are the same
-    ///   on both sides: see ``walkPeriods(_:renewal:from:emit:)``.
+    ///   on both sides: see ``walkPeriods(_:periods:renewal:from:emit:)``.
     ///
     /// A write that changes none of the facts rollups read (a re-observation, an owner,
     /// renewal info with the same verdict) changes nothing: no figures, no statements.

@@ -83,17 +83,13 @@ package enum FamilyRollup {
         }
     }
 
-    /// The positions in `order` that are subscription periods (``isPeriod(_:)``), in that order.
+    /// The positions in `order` that are subscription periods (auto-renewable, with an
+    /// expiry), in that order. The two fields are read in place: passing each transaction to a
+    /// function copied it.
     static func periods(_ transactions: [RecordedTransaction], in order: [Int]) -> [Int] {
-        // The two fields read in place: passing each transaction to ``isPeriod(_:)`` copied it.
         transactions.withUnsafeBufferPointer { buffer in
             order.filter { buffer[$0].productType == .autoRenewable && buffer[$0].expiresDate != nil }
         }
-    }
-
-    /// Whether `transaction` is a subscription period (auto-renewable, with an expiry).
-    static func isPeriod(_ transaction: RecordedTransaction) -> Bool {
-        transaction.productType == .autoRenewable && transaction.expiresDate != nil
     }
 
     /// The key of a figure counted for `transaction` on the day of `date`.
