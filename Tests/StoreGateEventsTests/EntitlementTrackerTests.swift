@@ -159,6 +159,37 @@ struct EntitlementTrackerTests {
         }
     }
 
+    @Test("a round out of time commits the accounts it looked at and moves its place only past their events; the next rounds go on, and each change is announced once")
+    func roundTime() async throws {
+        try await Self.withLedgers { ledger, clock in
+            // No time at all: one account a round.
+            let tracker = EntitlementTracker(
+                ledger: ledger, catalog: { Self.catalog }, holder: "one", roundTime: .zero, logger: Self.logger, now: { clock.now() }
+            )
+            try await tracker.initializePlace()
+            let accounts = try (0..<3).map { try AccountID("user-\($0)") }
+            for (index, account) in accounts.enumerated() {
+                try await ledger.record(Self.proof(Self.transaction("t\(index)", product: "pro.lifetime", type: .nonConsumable, purchased: clock.now())), for: account)
+            }
+            // user-0 again, after the others: its first event decides where the place may go.
+            try await ledger.record(Self.proof(Self.transaction("t3", product: "pro.monthly", type: .autoRenewable, purchased: clock.now(), expires: clock.now().addingTimeInterval(3600))), for: accounts[0])
+            if let postgres = ledger as? PostgresLedger { try await postgres.settleEvents(within: .seconds(60)) }
+            var announcedAccounts: [String] = []
+            for round in 1...3 {
+                #expect(try await tracker.track(), "round \(round) moved")
+                let announced = try await Self.changes(ledger)
+                #expect(announced.count == round, "round \(round): one account a round")
+                announcedAccounts = announced.map(\.account.rawValue)
+            }
+            #expect(announcedAccounts == ["user-0", "user-1", "user-2"])
+            try await Self.settle(tracker, ledger)
+            let announced = try await Self.changes(ledger)
+            #expect(Self.summary(announced) == ["pro:true", "pro:true", "pro:true"], "each account's change once, none lost, none twice")
+            #expect(Set(announced.map(\.account)) == Set(accounts))
+            #expect(try await tracker.track() == false, "nothing left")
+        }
+    }
+
     @Test("two trackers on one ledger announce each change once")
     func twoTrackers() async throws {
         try await Self.withLedgers { ledger, clock in
