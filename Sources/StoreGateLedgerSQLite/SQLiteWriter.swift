@@ -124,7 +124,7 @@ final class SQLiteWriter: Sendable {
     }
 
     /// Whether a write is waiting or running: a job queued now waits for others first.
-    var isBusy: Bool { outstanding.load(ordering: .relaxed) > 0 }
+    var isBusy: Bool { outstandingJobs > 0 }
 
     /// The writes waiting or running (tests hold the thread until the ones they queued wait).
     var outstandingJobs: Int { outstanding.load(ordering: .relaxed) }

@@ -30,10 +30,10 @@ extension FamilyRollup {
         // The figures as emitted, summed by key at the end: most writes emit one (a new
         // purchase's revenue), which needs no summing.
         var emitted: [Rollup] = []
-        func subtract(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
+        func subtract(_ key: RollupKey, _ value: RollupValue) {
             emitted.append(Rollup(key: key, value: RollupValue(count: 0 &- value.count, amount: 0 &- value.amount)))
         }
-        func add(_: RecordedTransaction, _ key: RollupKey, _ value: RollupValue) {
+        func add(_ key: RollupKey, _ value: RollupValue) {
             emitted.append(Rollup(key: key, value: value))
         }
 
@@ -50,38 +50,27 @@ extension FamilyRollup {
             after.withUnsafeBufferPointer { new in
                 var next = (old: 0, new: 0)
                 while next.old < oldOrder.count || next.new < newOrder.count {
-                    guard next.new < newOrder.count else {
-                        walkTransaction(old[oldOrder[next.old]], emit: subtract)
-                        next.old += 1
-                        changed = true
-                        continue
-                    }
-                    guard next.old < oldOrder.count else {
-                        walkTransaction(new[newOrder[next.new]], emit: add)
-                        next.new += 1
-                        changed = true
-                        continue
-                    }
                     // Pointers, fields read in place: binding the two transactions copied them.
-                    let first = old.baseAddress! + oldOrder[next.old]
-                    let second = new.baseAddress! + newOrder[next.new]
-                    if first.pointee.purchaseDate == second.pointee.purchaseDate && first.pointee.transactionId == second.pointee.transactionId {
-                        if !sameRollupFacts(first.pointee, second.pointee) {
-                            walkTransaction(first.pointee, emit: subtract)
-                            walkTransaction(second.pointee, emit: add)
-                            changed = true
-                        }
+                    let first = next.old < oldOrder.count ? old.baseAddress! + oldOrder[next.old] : nil
+                    let second = next.new < newOrder.count ? new.baseAddress! + newOrder[next.new] : nil
+                    if let first, let second, first.pointee.purchaseDate == second.pointee.purchaseDate,
+                        first.pointee.transactionId == second.pointee.transactionId
+                    {
+                        // In both versions: counted again only when a fact the rollups read changed.
                         next.old += 1
                         next.new += 1
-                    } else if inPurchaseOrder(first.pointee, second.pointee) {
-                        walkTransaction(first.pointee, emit: subtract)
+                        guard !sameRollupFacts(first.pointee, second.pointee) else { continue }
+                        walkTransaction(first.pointee) { subtract($1, $2) }
+                        walkTransaction(second.pointee) { add($1, $2) }
+                    } else if let first, second.map({ inPurchaseOrder(first.pointee, $0.pointee) }) ?? true {
+                        // Only in the old version (or moved in purchase order).
+                        walkTransaction(first.pointee) { subtract($1, $2) }
                         next.old += 1
-                        changed = true
-                    } else {
-                        walkTransaction(second.pointee, emit: add)
+                    } else if let second {
+                        walkTransaction(second.pointee) { add($1, $2) }
                         next.new += 1
-                        changed = true
                     }
+                    changed = true
                 }
             }
         }
@@ -109,12 +98,8 @@ extension FamilyRollup {
             // was upgraded: it is counted again too. (Renewal info alone moves the last run's
             // churn: `common` is then every period, and the last one's run is walked again.)
             let first = max(common - 1, 0)
-            walkPeriods(before, periods: oldPeriods, renewal: oldRenewal, from: first) { _, key, value in
-                emitted.append(Rollup(key: key, value: RollupValue(count: 0 &- value.count, amount: 0 &- value.amount)))
-            }
-            walkPeriods(after, periods: newPeriods, renewal: newRenewal, from: first) { _, key, value in
-                emitted.append(Rollup(key: key, value: value))
-            }
+            walkPeriods(before, periods: oldPeriods, renewal: oldRenewal, from: first) { subtract($1, $2) }
+            walkPeriods(after, periods: newPeriods, renewal: newRenewal, from: first) { add($1, $2) }
         }
         if emitted.count == 1, let only = emitted.first { return only.value.isZero ? [] : [only] }
         return Rollup.merged(emitted)

@@ -126,7 +126,7 @@ public struct ServerConfiguration: Sendable {
     public var sqliteCachedAccounts: Int = 4096
     /// SQLite's page cache per connection in MiB (`STOREGATE_SQLITE_PAGE_CACHE_MB`, 1–4096,
     /// default 2: SQLite's own).
-    public var sqlitePageCacheMB: Int = 2
+    public var sqlitePageCacheMB: Int = SQLiteLedger.Options.defaultPageCacheBytes >> 20
     /// MiB of the file each SQLite reader maps into memory (`STOREGATE_SQLITE_MMAP_MB`, default
     /// 0: pages are read with `pread`). Mapped pages a reader touched count in the RSS.
     public var sqliteMmapMB: Int = 0
