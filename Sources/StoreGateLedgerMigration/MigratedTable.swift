@@ -155,6 +155,10 @@ extension MigratedTable {
             ("measure", .text), ("environment", .text), ("day", .integer), ("product_id", .text), ("subscription_group", .text),
             ("storefront", .text), ("currency", .text), ("offer", .text), ("count", .integer), ("amount", .integer),
         ], key: ["measure", "environment", "day", "product_id", "subscription_group", "storefront", "currency", "offer"]),
+        // Their sums per measure, day and currency (schema 18), copied as the source holds them.
+        MigratedTable("ledger_rollup_days", [
+            ("measure", .text), ("environment", .text), ("day", .integer), ("currency", .text), ("count", .integer), ("amount", .integer),
+        ], key: ["measure", "environment", "day", "currency"]),
         // The rollup changes not folded yet (schema 17): the same encoding on both sides.
         MigratedTable("ledger_rollup_changes", [("sequence", .integer), ("deltas", .blob)], key: ["sequence"]),
         MigratedTable("ledger_analytics_state", [

@@ -36,8 +36,12 @@ extension PostgresLedger {
         }
     }
 
-    /// Adds `rollups` (one per key) to the stored ones, 5,000 per statement.
+    /// Adds `rollups` (one per key) to the stored ones, 5,000 per statement, and their sums
+    /// per measure, day and currency to `ledger_rollup_days` (schema 18): every change of the
+    /// rollups goes through here (or, added in the write, ``addRollupDays(_:_:logger:)``), so
+    /// the two tables agree.
     static func addRollups(_ rollups: [Rollup], _ connection: PostgresConnection, logger: Logger) async throws {
+        try await addRollupDays(rollups, connection, logger: logger)
         var start = 0
         while start < rollups.count {
             let chunk = rollups[start..<min(start + 5000, rollups.count)]
@@ -54,6 +58,22 @@ extension PostgresLedger {
                 ], logger: logger)
             start += 5000
         }
+    }
+
+    /// Adds the sums of `rollups` per measure, day and currency (``Rollup/daySums(_:)``) to
+    /// `ledger_rollup_days`, in one statement.
+    static func addRollupDays(_ rollups: [Rollup], _ connection: PostgresConnection, logger: Logger) async throws {
+        let days = Rollup.daySums(rollups)
+        guard !days.isEmpty else { return }
+        try await run(connection, """
+            INSERT INTO ledger_rollup_days (measure, environment, day, currency, count, amount)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
+            ON CONFLICT (measure, environment, day, currency) DO UPDATE SET
+                count = ledger_rollup_days.count + excluded.count, amount = ledger_rollup_days.amount + excluded.amount
+            """, [
+                .texts(days.map(\.key.measure.rawValue)), .texts(days.map(\.key.environment.rawValue)), .integers(days.map(\.key.day)),
+                .texts(days.map(\.key.currency)), .integers(days.map(\.value.count)), .integers(days.map(\.value.amount)),
+            ], logger: logger)
     }
 
     public func rollups(
@@ -125,7 +145,8 @@ extension PostgresLedger {
         ]
         return try await withConnection { connection in
             try await Self.rows(connection, """
-                SELECT measure, day, \(selected.joined(separator: ", ")), SUM(count)::bigint, SUM(amount)::bigint FROM ledger_rollups
+                SELECT measure, day, \(selected.joined(separator: ", ")), SUM(count)::bigint, SUM(amount)::bigint
+                FROM \(keeping.readsDaySums ? "ledger_rollup_days" : "ledger_rollups")
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
                 GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
                 """, values, logger: self.logger).map { row in try Self.rollup(row, environment: environment) }
@@ -173,6 +194,7 @@ extension PostgresLedger {
         try await run(connection, "SELECT pg_advisory_xact_lock($1)", [.integer(rollupFoldLock)], logger: logger)
         try await connection.query("LOCK TABLE ledger_rollup_changes IN EXCLUSIVE MODE", logger: logger)
         try await connection.query("LOCK TABLE ledger_rollups IN EXCLUSIVE MODE", logger: logger)
+        try await connection.query("LOCK TABLE ledger_rollup_days IN EXCLUSIVE MODE", logger: logger)
         var renewals: [FamilyKey: RenewalRow] = [:]
         for row in try await rows(connection, "SELECT \(renewalSelect) FROM ledger_renewals", logger: logger) {
             let renewal = try decodePlainRenewal(row)
@@ -197,6 +219,7 @@ extension PostgresLedger {
         if let current { accumulator.add(family: family, renewal: renewals[current]) }
         try await connection.query("DELETE FROM ledger_rollup_changes", logger: logger)
         try await connection.query("DELETE FROM ledger_rollups", logger: logger)
+        try await connection.query("DELETE FROM ledger_rollup_days", logger: logger)
         try await addRollups(accumulator.rollups, connection, logger: logger)
         try await run(connection, "UPDATE ledger_analytics_state SET needs_rebuild = false, rebuilt_at = $1",
                       [.integer(Int64(Date().timeIntervalSince1970 * 1000))], logger: logger)

@@ -102,6 +102,9 @@ extension PostgresLedger {
         keeping: RollupDimensions, proceeds: Bool, byDayFirst: Bool, daily: Bool, fromStart: Bool
     ) -> (sql: String, kept: [Int]) {
         let kept = dimensionColumns.indices.filter { keeping.contains(dimensionColumns[$0].dimension) }
+        // Keeping the currency at most, and no proceeds (a rate per product), the day sums
+        // (schema 18) hold the same figures in a row per day and currency.
+        let table = keeping.readsDaySums && !proceeds ? "ledger_rollup_days" : "ledger_rollups"
         let list = kept.map { ", " + dimensionColumns[$0].column }.joined()
         // Proceeds are rounded per day and product (its rate), whether or not the product is kept.
         let dailyList = list + (proceeds && !keeping.contains(.product) ? ", product_id" : "")
@@ -115,7 +118,7 @@ extension PostgresLedger {
                 WITH buckets AS (
                     SELECT array_position($1::text[], measure) AS m, \(bucket) AS b\(list),
                         \(exactSum("count", small: true)) AS c, \(exactSum("amount")) AS a, bool_and(count >= 0 AND amount >= 0) AS exact
-                    FROM ledger_rollups
+                    FROM \(table)
                     WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4 AND (count <> 0 OR amount <> 0)
                     GROUP BY measure, b\(list)
                 )
@@ -137,7 +140,7 @@ extension PostgresLedger {
         let sql = """
             WITH days AS (
                 SELECT array_position($1::text[], measure) AS m, day\(dailyList), \(exactSum("count", small: true)) AS c, \(exactSum("amount")) AS s
-                FROM ledger_rollups
+                FROM \(table)
                 WHERE measure = ANY($1::text[]) AND environment = $2 AND day >= $3 AND day <= $4
                 GROUP BY measure, day\(dailyList)
             ), daily AS (

@@ -335,6 +335,10 @@ extension PostgresLedger {
             _ = try await execute(ApplyWithEventsSQL.self, connection, values + [changes], logger: logger)
         } else {
             _ = try await execute(ApplyAddingRollupsSQL.self, connection, values, logger: logger)
+            // ledger_apply_v6 predates the day sums (schema 18): they follow in a statement of
+            // their own, outside its transaction. Only `bench write-costs`' comparison with
+            // schema 16 and a test turn queueing off.
+            try await addRollupDays(plan.rollupDeltas, connection, logger: logger)
         }
     }
 

@@ -328,6 +328,32 @@ enum PostgresSchema {
                 PostgresFunctions.applyQueueingRollups,
             ]
         ),
+        Migration(
+            version: 18,
+            description: "the rollups summed per measure, day and currency, for reads that keep no other dimension",
+            statements: [
+                // What a read summing over every dimension but the currency needs (the console's
+                // overview, a metric not grouped): one row per day, however many products,
+                // storefronts and offers the rollups hold that day.
+                """
+                CREATE TABLE ledger_rollup_days (
+                    measure TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    day BIGINT NOT NULL,
+                    currency TEXT NOT NULL,
+                    count BIGINT NOT NULL,
+                    amount BIGINT NOT NULL,
+                    PRIMARY KEY (measure, environment, day, currency)
+                )
+                """,
+                // From the rollups as stored; changes still queued reach both tables when folded.
+                """
+                INSERT INTO ledger_rollup_days (measure, environment, day, currency, count, amount)
+                SELECT measure, environment, day, currency, SUM(count)::bigint, SUM(amount)::bigint FROM ledger_rollups
+                GROUP BY measure, environment, day, currency
+                """,
+            ]
+        ),
     ]
 
     /// Sets the owned families' next transition from the rows stored before migration 6: the

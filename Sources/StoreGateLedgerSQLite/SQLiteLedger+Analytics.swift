@@ -13,6 +13,11 @@ extension SQLiteLedger {
         DO UPDATE SET count = count + excluded.count, amount = amount + excluded.amount
         """
 
+    static let upsertRollupDay = """
+        INSERT INTO ledger_rollup_days (measure, environment, day, currency, count, amount) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (measure, environment, day, currency) DO UPDATE SET count = count + excluded.count, amount = amount + excluded.amount
+        """
+
     public func rollups(
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64
     ) async throws(LedgerError) -> [Rollup] {
@@ -59,14 +64,16 @@ extension SQLiteLedger {
 
     /// The rollups summed over the dimensions not kept, in SQL: one `GROUP BY` per measure
     /// along the primary key's (measure, environment, day) prefix, so a metric over two years
-    /// crosses into Swift as one row per day and kept value.
+    /// crosses into Swift as one row per day and kept value. Keeping the currency at most, it
+    /// sums the day sums (schema 18) instead: a row per day and currency, however many keys
+    /// a day holds.
     public func rollups(
         _ measures: Set<RollupMeasure>, environment: AppStoreEnvironment, from: Int64?, through: Int64, keeping: RollupDimensions
     ) async throws(LedgerError) -> [Rollup] {
         let selected = Self.rollupDimensionColumns.map { keeping.contains($0.dimension) ? $0.column : "''" }
         let grouped = ["day"] + Self.rollupDimensionColumns.filter { keeping.contains($0.dimension) }.map(\.column)
         let sql = """
-            SELECT day, \(selected.joined(separator: ", ")), SUM(count), SUM(amount) FROM ledger_rollups
+            SELECT day, \(selected.joined(separator: ", ")), SUM(count), SUM(amount) FROM \(keeping.readsDaySums ? "ledger_rollup_days" : "ledger_rollups")
             WHERE measure = ? AND environment = ? AND day >= ? AND day <= ?
             GROUP BY \(grouped.joined(separator: ", ")) HAVING SUM(count) <> 0 OR SUM(amount) <> 0
             """
@@ -190,7 +197,9 @@ extension SQLiteLedger {
         return queued.count
     }
 
-    /// Adds rollup deltas (inside the caller's transaction).
+    /// Adds rollup deltas (inside the caller's transaction), and their sums per measure, day
+    /// and currency to `ledger_rollup_days` (schema 18): every change of the rollups goes
+    /// through here, so the two tables agree.
     static func applyRollups(_ deltas: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
         for delta in deltas {
             let key = delta.key
@@ -198,6 +207,13 @@ extension SQLiteLedger {
                 .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.productId),
                 .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency), .text(key.offer),
                 .integer(delta.value.count), .integer(delta.value.amount),
+            ])
+        }
+        for day in Rollup.daySums(deltas) {
+            let key = day.key
+            try connection.run(upsertRollupDay, [
+                .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.currency),
+                .integer(day.value.count), .integer(day.value.amount),
             ])
         }
     }
@@ -228,6 +244,7 @@ extension SQLiteLedger {
         try connection.run("DELETE FROM ledger_rollup_changes")
         if connection.stagedRollupChanges != nil { connection.stagedRollupChanges = [] }
         try connection.run("DELETE FROM ledger_rollups")
+        try connection.run("DELETE FROM ledger_rollup_days")
         try applyRollups(accumulator.rollups, connection)
         try connection.run("UPDATE ledger_analytics_state SET needs_rebuild = 0, rebuilt_at = ?", [.integer(Int64(Date().timeIntervalSince1970 * 1000))])
         return accumulator.report

@@ -410,6 +410,29 @@ enum SQLiteSchema {
             // the rowid order, deleted by the fold that adds it to ledger_rollups.
             "CREATE TABLE ledger_rollup_changes (sequence INTEGER PRIMARY KEY, deltas BLOB NOT NULL)",
         ]),
+        Migration(version: 18, description: "the rollups summed per measure, day and currency, for reads that keep no other dimension", statements: [
+            // What a read summing over every dimension but the currency needs (the console's
+            // overview, a metric not grouped): one row per day, however many products,
+            // storefronts and offers the rollups hold that day (issue 31: the overview's gauges
+            // sum every day since the first).
+            """
+            CREATE TABLE ledger_rollup_days (
+                measure TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                day INTEGER NOT NULL,
+                currency TEXT NOT NULL,
+                count INTEGER NOT NULL,
+                amount INTEGER NOT NULL,
+                PRIMARY KEY (measure, environment, day, currency)
+            ) WITHOUT ROWID
+            """,
+            // From the rollups as stored; changes still queued reach both tables when folded.
+            """
+            INSERT INTO ledger_rollup_days (measure, environment, day, currency, count, amount)
+            SELECT measure, environment, day, currency, SUM(count), SUM(amount) FROM ledger_rollups
+            GROUP BY measure, environment, day, currency
+            """,
+        ]),
     ]
 
     /// Every column of `ledger_transactions` at version 7, for that migration's copy. Frozen, as

@@ -218,9 +218,18 @@ extension LedgerTests {
             }
         }
 
-        static func allRollups(_ ledger: any Ledger) async throws -> [Rollup] {
-            try await ledger.rollups(Set(RollupMeasure.allCases), environment: .production, from: nil, through: 100_000)
-                .sorted { $0.key < $1.key }
+        /// Every stored rollup of production, sorted; and, checked on the way, the day sums
+        /// (schema 18) that reads keeping the currency at most sum instead: they must equal
+        /// the stored rollups summed the same way, in every test that reads the rollups here.
+        static func allRollups(_ ledger: any Ledger, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [Rollup] {
+            let measures = Set(RollupMeasure.allCases)
+            let stored = try await ledger.rollups(measures, environment: .production, from: nil, through: 100_000).sorted { $0.key < $1.key }
+            for keeping in [RollupDimensions.currency, []] {
+                let summed = Rollup.merged(stored.map { Rollup(key: keeping.projecting($0.key), value: $0.value) })
+                let read = try await ledger.rollups(measures, environment: .production, from: nil, through: 100_000, keeping: keeping)
+                #expect(read.sorted { $0.key < $1.key } == summed, "the day sums, keeping \(keeping.rawValue)", sourceLocation: sourceLocation)
+            }
+            return stored
         }
     }
 }

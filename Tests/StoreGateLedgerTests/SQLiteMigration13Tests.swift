@@ -10,14 +10,14 @@ import Testing
 /// (transfers) on both backends, and a file main's StoreGate left at schema 12 takes 13 alone.
 @Suite("Migration 13: live administration after transfers")
 struct SQLiteMigration13Tests {
-    @Test("both backends know the same versions, in increasing order: 12 (transfers), 13 (live administration), 14 (money facts), 15 (activity per day), 16 (its shards on PostgreSQL), 17 (queued rollup changes)")
+    @Test("both backends know the same versions, in increasing order: 12 (transfers), 13 (live administration), 14 (money facts), 15 (activity per day), 16 (its shards on PostgreSQL), 17 (queued rollup changes), 18 (rollup day sums)")
     func ordered() {
         let sqlite = SQLiteSchema.migrations.map(\.version)
         let postgres = PostgresSchema.migrations.map(\.version)
         #expect(sqlite == sqlite.sorted() && Set(sqlite).count == sqlite.count, "\(sqlite)")
         #expect(postgres == postgres.sorted() && Set(postgres).count == postgres.count, "\(postgres)")
         #expect(sqlite == postgres)
-        #expect(Array(sqlite.suffix(6)) == [12, 13, 14, 15, 16, 17])
+        #expect(Array(sqlite.suffix(7)) == [12, 13, 14, 15, 16, 17, 18])
         #expect(SQLiteSchema.migrations.first { $0.version == 12 }?.description.contains("transfers") == true)
         #expect(SQLiteSchema.migrations.first { $0.version == 13 }?.description.contains("API keys") == true)
         #expect(PostgresSchema.migrations.first { $0.version == 12 }?.description.contains("transfers") == true)
@@ -42,7 +42,7 @@ struct SQLiteMigration13Tests {
             try await ledger.record(Purchases.proof(Purchases.nonConsumable("n1")), for: alice)
             await ledger.close()
         }
-        #expect(try SQLiteMigration12Tests.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17], "13 to 17")
+        #expect(try SQLiteMigration12Tests.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18], "13 to 18")
 
         let ledger = try SQLiteLedger(path: path, configuration: LedgerConfiguration(now: { Purchases.t0 }))
         #expect(try await ledger.entitlements(for: alice, at: Purchases.t0).ownedNonConsumables == ["pro.lifetime"])

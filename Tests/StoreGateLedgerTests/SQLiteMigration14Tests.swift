@@ -47,16 +47,16 @@ struct SQLiteMigration14Tests {
         let connection = try SQLiteConnection(path: path, create: true, busyTimeoutMilliseconds: 5000)
         defer { connection.close() }
         try SQLiteSchema.migrate(connection, now: 0)
-        #expect(try SQLiteMigration12Tests.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17])
+        #expect(try SQLiteMigration12Tests.versions(path) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18])
 
         // 10 is unused so far: a feature merged after 14 could take it.
         let probe = SQLiteSchema.Migration(version: 10, description: "merged after 14", statements: ["CREATE TABLE ledger_probe_10 (x INTEGER)"])
         let known = (SQLiteSchema.migrations + [probe]).sorted { $0.version < $1.version }
         try SQLiteSchema.migrate(connection, now: 0, known: known)
-        #expect(try SQLiteMigration12Tests.versions(path) == Array(1...17))
+        #expect(try SQLiteMigration12Tests.versions(path) == Array(1...18))
         try connection.execute("INSERT INTO ledger_probe_10 (x) VALUES (1)")
         try SQLiteSchema.migrate(connection, now: 0, known: known)
-        #expect(try SQLiteMigration12Tests.versions(path) == Array(1...17), "nothing applied twice")
+        #expect(try SQLiteMigration12Tests.versions(path) == Array(1...18), "nothing applied twice")
 
         let older = SQLiteSchema.migrations.filter { $0.version <= 12 }
         let refused = #expect(throws: LedgerError.self) { try SQLiteSchema.migrate(connection, now: 0, known: older) }

@@ -79,8 +79,8 @@ struct PostgresMigration14Tests {
 
         let ledger = try await PostgresLedger.connect(url: url, configuration: configuration, maximumConnections: 2)
         #expect(
-            try await Self.texts(versionsSQL, in: ledger) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "11", "12", "13", "14", "15", "16", "17"],
-            "13 (live administration), 14 and 15 on top of 12")
+            try await Self.texts(versionsSQL, in: ledger) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "11", "12", "13", "14", "15", "16", "17", "18"],
+            "13 (live administration), 14 to 18 on top of 12")
         #expect(
             try await Self.texts("SELECT proname::text FROM pg_proc WHERE proname IN ('ledger_apply_v5', 'ledger_apply_v6') ORDER BY 1", in: ledger)
                 == ["ledger_apply_v5", "ledger_apply_v6"])
@@ -128,7 +128,7 @@ struct PostgresMigration14Tests {
             try await PostgresSchema.migrate(connection, logger: logger, now: 0, known: known)
         }
         #expect(
-            try await Self.texts(versionsSQL, in: ledger) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17"])
+            try await Self.texts(versionsSQL, in: ledger) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18"])
         #expect(try await Self.texts("SELECT 'probe' FROM ledger_probe_10 LIMIT 0", in: ledger).isEmpty)
         await ledger.close()
     }

@@ -32,6 +32,11 @@ public struct RollupDimensions: OptionSet, Sendable, Hashable {
         }
     }
 
+    /// Whether a read keeping these dimensions can sum the rollups' day sums (schema 18:
+    /// `ledger_rollup_days`, one row per measure, environment, day and currency,
+    /// ``Rollup/daySums(_:)``) instead of every stored key: it keeps the currency at most.
+    package var readsDaySums: Bool { isSubset(of: .currency) }
+
     /// The key with the dimensions not kept emptied.
     public func projecting(_ key: RollupKey) -> RollupKey {
         var projected = key

@@ -108,6 +108,14 @@ public struct Rollup: Sendable, Hashable, Codable {
     /// The rollups with equal keys summed, zero sums dropped, sorted by key: sorted first, then
     /// each run of equal keys summed (no key is hashed; a write's dozen figures and a fold's
     /// thousands alike).
+    /// `rollups` summed per measure, environment, day and currency (the other dimensions
+    /// empty), merged: what the backends add to their day sums (`ledger_rollup_days`, schema
+    /// 18) with every change of the rollups, so that a read keeping the currency at most
+    /// (``RollupDimensions/readsDaySums``) reads a row per day rather than per stored key.
+    package static func daySums(_ rollups: [Rollup]) -> [Rollup] {
+        merged(rollups.map { Rollup(key: RollupDimensions.currency.projecting($0.key), value: $0.value) })
+    }
+
     public static func merged(_ rollups: [Rollup]) -> [Rollup] {
         let sorted = rollups.sorted { $0.key < $1.key }
         var result: [Rollup] = []
