@@ -32,6 +32,33 @@ extension LedgerTests {
             }
         }
 
+        @Test("merging sums equal keys, drops zero sums and sorts by key, as summing by hash does")
+        func merging() {
+            var generator = SplitMix64(seed: 31)
+            for _ in 0..<2_000 {
+                // Few distinct keys, so that many repeat; figures that cancel, so that sums are zero.
+                var rollups: [Rollup] = []
+                for _ in 0..<4 { rollups += Self.randomRollups(&generator).prefix(3) }
+                rollups += rollups.prefix(Int.random(in: 0...rollups.count, using: &generator)).map { Rollup(key: $0.key, value: RollupValue(count: 0 &- $0.value.count, amount: 0 &- $0.value.amount)) }
+                rollups.shuffle(using: &generator)
+                var sums: [RollupKey: RollupValue] = [:]
+                for rollup in rollups { sums[rollup.key, default: RollupValue(count: 0)].add(rollup.value) }
+                let expected = sums.filter { !$0.value.isZero }.map { Rollup(key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }
+                let merged = Rollup.merged(rollups)
+                #expect(merged == expected)
+                #expect(zip(merged, merged.dropFirst()).allSatisfy { $0.key < $1.key }, "strictly increasing keys")
+            }
+        }
+
+        @Test("measures order by name, as the rollups' primary key does")
+        func measureOrder() {
+            let byName = RollupMeasure.allCases.sorted { $0.rawValue < $1.rawValue }
+            #expect(RollupMeasure.allCases.sorted() == byName)
+            for first in RollupMeasure.allCases {
+                for second in RollupMeasure.allCases { #expect((first < second) == (first.rawValue < second.rawValue)) }
+            }
+        }
+
         @Test("any list of changes decodes to itself, in order")
         func roundTrip() throws {
             var generator = SplitMix64(seed: 29)

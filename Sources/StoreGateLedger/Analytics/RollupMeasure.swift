@@ -37,5 +37,29 @@ public enum RollupMeasure: String, Sendable, Hashable, Codable, CaseIterable, Co
     /// A paid subscription lapsed for another or an unknown reason.
     case churnOther = "churn_other"
 
-    public static func < (lhs: RollupMeasure, rhs: RollupMeasure) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// By name (``rawValue``), the order of the rollups' primary key.
+    public static func < (lhs: RollupMeasure, rhs: RollupMeasure) -> Bool { lhs.nameRank < rhs.nameRank }
+
+    /// The measure's place among the measures ordered by name: comparing two measures compares
+    /// two numbers, not two names (a fold sorts thousands of rollups by key). A test checks it
+    /// against the names' order.
+    var nameRank: UInt8 {
+        switch self {
+        case .churnBilling: 0
+        case .churnOther: 1
+        case .churnRefund: 2
+        case .churnVoluntary: 3
+        case .conversions: 4
+        case .newPaid: 5
+        case .paidEnds: 6
+        case .paidStarts: 7
+        case .reactivations: 8
+        case .refunds: 9
+        case .renewals: 10
+        case .revenue: 11
+        case .trialEnds: 12
+        case .trialStarts: 13
+        case .unpriced: 14
+        }
+    }
 }
