@@ -76,6 +76,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("fail-above"), help: "scale: exit non-zero when a per-request p50 (not the console's pages, nor the account cache's lines) costs more than this many times its p50 at the smallest size.")
     var failAbove: Double?
 
+    @Option(name: .customLong("pages-within"), help: "scale: exit non-zero when a console page's p50 at any size is above this many times its p95 at the smallest size (issue 31 holds the pages to 1).")
+    var pagesWithin: Double?
+
     @Option(
         name: .customLong("keep"),
         help: "scale: build the SQLite ledgers in this folder (scale-<size>.sqlite) and keep them, e.g. to run `storegate serve` on one."
@@ -129,7 +132,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(
                     sizes: try Self.sizes(sizes), samples: samples, backends: backend, postgresURL: postgresURL,
-                    postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, normalPath: normalPath,
+                    postgresConnections: postgresConnections, proofBytes: sealedProofBytes, failAbove: failAbove, pagesWithin: pagesWithin,
+                    normalPath: normalPath,
                     rounds: rounds ?? 5, keep: keep, reuse: reuse, sqlitePageCacheBytes: sqlitePageCacheMB.map { $0 << 20 },
                     sqliteMappedBytes: sqliteMmapMB.map { $0 << 20 }, bulkWriters: bulkWriters.map { max(1, $0) }
                 ))

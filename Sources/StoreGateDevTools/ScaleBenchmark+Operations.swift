@@ -23,20 +23,20 @@ extension ScaleBenchmark {
         let account: @Sendable (Int) throws -> AccountID = { index in try AnalyticsWorkload.account(Int32((index &* 2_654_435_761) % accounts)) }
         let single = first..<(first + n)
         func figure(
-            _ operation: String, isHeld: Bool = true, tasks: Int = 1, _ indices: Range<Int>,
+            _ operation: String, hold: Hold = .ratio, tasks: Int = 1, _ indices: Range<Int>,
             _ body: @escaping @Sendable (Int) async throws -> Void
         ) async throws {
             let measured = try await LedgerBenchmark.measure(tasks: tasks, indices: indices, body)
-            results?.add(size, operation, isHeld: isHeld, latencies: measured.latencies, seconds: measured.seconds)
+            results?.add(size, operation, hold: hold, latencies: measured.latencies, seconds: measured.seconds)
         }
         let now = Self.now
         let catalog = AnalyticsWorkload.catalog
 
-        try await figure(Self.check, isHeld: direct == nil, single) { index in
+        try await figure(Self.check, hold: direct == nil ? .ratio : .none, single) { index in
             let facts = try await ledger.entitlementFacts(for: try account(index), at: now)
             _ = EntitlementResolver.resolve("pro", holdings: facts.holdings, catalog: catalog, grants: facts.grants, at: now)
         }
-        try await figure(Self.accountRead, isHeld: direct == nil, single) { index in
+        try await figure(Self.accountRead, hold: direct == nil ? .ratio : .none, single) { index in
             _ = try await ledger.entitlements(for: try account(index), at: now)
         }
         if let direct {
@@ -78,24 +78,24 @@ extension ScaleBenchmark {
             let after = Int64((UInt64(index) &* 2_654_435_761) % UInt64(max(1, head - 100)))
             _ = try await ledger.events(after: after, limit: 100)
         }
-        try await figure("console: account page", isHeld: false, single) { index in
+        try await figure("console: account page", hold: .page, single) { index in
             let id = try account(index)
             _ = try await ledger.entitlements(for: id, at: now)
             _ = try await ledger.grants(for: id)
             _ = try await ledger.timeline(for: id, before: nil, limit: 101)
         }
-        try await figure("console: search an account", isHeld: false, single) { index in
+        try await figure("console: search an account", hold: .page, single) { index in
             let id = try account(index)
             _ = try await ledger.timeline(for: id, before: nil, limit: 1)
             _ = try await ledger.entitlements(for: id, at: now)
             _ = try await ledger.search(id.rawValue, limit: 50)
         }
-        try await figure("console: search a transaction id", isHeld: false, single) { index in
+        try await figure("console: search a transaction id", hold: .page, single) { index in
             _ = try await ledger.search("s\((index &* 2_654_435_761) % accounts)-0", limit: 50)
         }
         let today = AnalyticsWorkload.lastDay
         let from = AnalyticsDay(today.number - 89)
-        try await figure("console: overview (8 series, 90 days)", isHeld: false, first..<(first + max(3, n / 20))) { _ in
+        try await figure("console: overview (8 series, 90 days)", hold: .page, first..<(first + max(3, n / 20))) { _ in
             for metric in [AnalyticsMetric.activeSubscriptions, .mrr, .newTrials, .trialConversions, .newPaidSubscriptions, .churned, .refunds, .grossRevenue] {
                 _ = try await ledger.series(try AnalyticsQuery(metric: metric, from: from, to: today, interval: .week), today: today)
             }

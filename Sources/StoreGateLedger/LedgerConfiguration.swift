@@ -28,6 +28,10 @@ public struct LedgerConfiguration: Sendable {
     /// before 17: for tests that write at an older schema, and for `bench write-costs` to
     /// compare the two.
     package var queuesRollupChanges = true
+    /// Whether a write that adds its rollup changes itself (``queuesRollupChanges`` off) adds
+    /// their sums per day and currency too (schema 18, `ledger_rollup_days`): off only for
+    /// tests that write at a schema before 18, which has no such table.
+    package var addsRollupDays = true
 
     /// Creates a configuration.
     ///

@@ -338,7 +338,7 @@ extension PostgresLedger {
             // ledger_apply_v6 predates the day sums (schema 18): they follow in a statement of
             // their own, outside its transaction. Only `bench write-costs`' comparison with
             // schema 16 and a test turn queueing off.
-            try await addRollupDays(plan.rollupDeltas, connection, logger: logger)
+            if plan.addsRollupDays { try await addRollupDays(plan.rollupDeltas, connection, logger: logger) }
         }
     }
 

@@ -237,7 +237,7 @@ extension SQLiteLedger {
         if plan.queuesRollupChanges {
             try queueRollupChanges(plan.rollupDeltas, connection)
         } else {
-            try applyRollups(plan.rollupDeltas, connection)
+            try applyRollups(plan.rollupDeltas, connection, daySums: plan.addsRollupDays)
         }
         // CHECK constraints see the proposed row before ON CONFLICT, so a negative delta (a
         // refund) stays out of VALUES; it only ever meets an existing row.

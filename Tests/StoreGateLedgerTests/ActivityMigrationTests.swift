@@ -41,6 +41,7 @@ extension LedgerTests {
                 // Schema 14 has no queue of rollup changes: writes add theirs, as they did then.
                 var atFourteen = configuration
                 atFourteen.queuesRollupChanges = false
+                atFourteen.addsRollupDays = false
                 let old = try await Self.open(backend, store, through: 14, atFourteen)
                 do {
                     for step in steps {

@@ -21,16 +21,17 @@ extension LedgerTests {
             "record a purchase, 16 writers", "consume a unit, 1 writer", "apply a synced notification, 1 writer", "a page of 100 events",
         ]
         /// The figures it does not hold: the check and the account read through the account
-        /// cache (between sizes, a hit-rate comparison) and the console's pages.
-        static let notHeld = [
-            "one entitlement (the check), 1 reader", "entitlements of an account, 1 reader",
+        /// cache (between sizes, a hit-rate comparison).
+        static let notHeld = ["one entitlement (the check), 1 reader", "entitlements of an account, 1 reader"]
+        /// The console's pages, which `--pages-within` holds to their p95 at the smallest size.
+        static let pages = [
             "console: account page", "console: search an account", "console: search a transaction id", "console: overview (8 series, 90 days)",
         ]
         static let sizes = ["100", "200"]
 
         /// Runs `bench scale` on SQLite at ``sizes`` with `--fail-above limit`; its exit status and output.
         static func run(
-            failAbove limit: String, keep: String? = nil, _ extra: [String] = []
+            failAbove limit: String, pagesWithin: String? = nil, keep: String? = nil, _ extra: [String] = []
         ) async throws -> (status: Int32?, lines: [String], text: String) {
             let binary = try StoreGateBinary.locate()
             let output = try TemporaryFiles.directory("scale").appendingPathComponent("scale.log").path
@@ -38,7 +39,7 @@ extension LedgerTests {
             let child = try ChildProcess.spawn(binary, [
                 "bench", "scale", "--backend", "sqlite", "--sizes", sizes.joined(separator: ","), "--samples", "6", "--rounds", "2",
                 "--fail-above", limit,
-            ] + (keep.map { ["--keep", $0] } ?? []) + extra, outputPath: output)
+            ] + (pagesWithin.map { ["--pages-within", $0] } ?? []) + (keep.map { ["--keep", $0] } ?? []) + extra, outputPath: output)
             // A deadline that tells a stuck run from a slow one (the run takes seconds).
             let deadline = Date().addingTimeInterval(120)
             var status: Int32?
@@ -61,7 +62,7 @@ extension LedgerTests {
 
         @Test("every figure at every size, with its ratio, the disk per transaction and the RSS; within a limit no figure reaches, it passes")
         func format() async throws {
-            let (status, lines, text) = try await Self.run(failAbove: "1000000")
+            let (status, lines, text) = try await Self.run(failAbove: "1000000", pagesWithin: "1000000")
             try #require(status == 0, "bench scale ended with \(String(describing: status)): \(text.suffix(1500))")
             #expect(lines.first?.hasPrefix("scale (") == true)
             #expect(lines.first?.contains("6 samples per operation and size in 2 rounds after a warm-up") == true)
@@ -75,18 +76,21 @@ extension LedgerTests {
                 for operation in Self.notHeld {
                     #expect(lines.filter { $0.hasPrefix(Self.row(size) + operation) && $0.hasSuffix("×  (not held)") }.count == 1, "\(size): \(operation)")
                 }
+                for page in Self.pages {
+                    #expect(lines.filter { $0.hasPrefix(Self.row(size) + page) && $0.contains("×  (p50 held to ") && $0.hasSuffix(" µs)") }.count == 1, "\(size): \(page)")
+                }
             }
             // The smallest size is its own baseline.
-            let smallest = lines.filter { $0.hasPrefix(Self.row("100")) && ($0.hasSuffix("×") || $0.hasSuffix("×  (not held)")) }
-            #expect(smallest.count == Self.perRequest.count + Self.notHeld.count)
-            #expect(smallest.allSatisfy { $0.hasSuffix("1.00×") || $0.hasSuffix("1.00×  (not held)") })
+            let smallest = lines.filter { $0.hasPrefix(Self.row("100")) && $0.contains("×") }
+            #expect(smallest.count == Self.perRequest.count + Self.notHeld.count + Self.pages.count)
+            #expect(smallest.allSatisfy { $0.contains("1.00×") })
             #expect(
                 lines.last
-                    == "every per-request figure is within 1000000.0× of the smallest size (the console's pages and the account cache's lines are not held to it)"
+                    == "every per-request figure is within 1000000.0× of the smallest size; every console page's p50 is within 1000000.0 × its p95 at the smallest size (the account cache's lines are not held)"
             )
         }
 
-        @Test("a per-request figure above the limit fails the run and is named; the console's pages and the account cache's lines are not held to it")
+        @Test("a per-request figure above the limit fails the run and is named; without --pages-within the console's pages are not held, nor the account cache's lines")
         func failAbove() async throws {
             let (status, _, text) = try await Self.run(failAbove: "0.5")
             #expect(status == 1, "\(text.suffix(1500))")
@@ -94,11 +98,26 @@ extension LedgerTests {
             for operation in Self.perRequest {
                 #expect(text.contains("sqlite \(operation) at 100: 1.00×"), "\(operation)")
             }
-            for figure in Self.notHeld {
+            for figure in Self.notHeld + Self.pages {
                 #expect(!text.contains("sqlite \(figure) at"), "\(figure)")
             }
-            #expect(text.contains("per-request figure(s) cost more than 0.5× their cost at the smallest size"))
+            #expect(text.contains(" figure(s) above their bound: "))
             #expect(!text.contains("every per-request figure is within"))
+        }
+
+        @Test("a console page whose p50 is above --pages-within times its p95 at the smallest size fails the run and is named")
+        func pagesWithin() async throws {
+            // A p50 is never below a ten-thousandth of the same samples' p95.
+            let (status, _, text) = try await Self.run(failAbove: "1000000", pagesWithin: "0.0001")
+            #expect(status == 1, "\(text.suffix(1500))")
+            for page in Self.pages {
+                #expect(text.contains("sqlite \(page) at 100: p50 "), "\(page)")
+            }
+            for figure in Self.perRequest + Self.notHeld {
+                #expect(!text.contains("sqlite \(figure) at"), "\(figure)")
+            }
+            #expect(text.contains("\(Self.pages.count * Self.sizes.count) figure(s) above their bound: "))
+            #expect(text.contains("above 0.0001 × the smallest size's p95"))
         }
 
         @Test("--keep leaves each size's ledger in the folder, openable, and refuses a folder that holds one already; --reuse measures them again")

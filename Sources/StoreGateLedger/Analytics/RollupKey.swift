@@ -37,6 +37,23 @@ public struct RollupKey: Sendable, Hashable, Codable, Comparable {
         self.offer = offer
     }
 
+    /// ``<(_:_:)`` on the keys of two rollups read in place, field by field (``Rollup/merged(_:)``
+    /// sorts thousands): no rollup, and no key, is copied to compare them.
+    static func precedes(_ lhs: UnsafePointer<Rollup>, _ rhs: UnsafePointer<Rollup>) -> Bool {
+        if lhs.pointee.key.day != rhs.pointee.key.day { return lhs.pointee.key.day < rhs.pointee.key.day }
+        if lhs.pointee.key.measure != rhs.pointee.key.measure { return lhs.pointee.key.measure < rhs.pointee.key.measure }
+        if lhs.pointee.key.environment.rawValue != rhs.pointee.key.environment.rawValue {
+            return lhs.pointee.key.environment.rawValue < rhs.pointee.key.environment.rawValue
+        }
+        if lhs.pointee.key.productId != rhs.pointee.key.productId { return lhs.pointee.key.productId < rhs.pointee.key.productId }
+        if lhs.pointee.key.subscriptionGroup != rhs.pointee.key.subscriptionGroup {
+            return lhs.pointee.key.subscriptionGroup < rhs.pointee.key.subscriptionGroup
+        }
+        if lhs.pointee.key.storefront != rhs.pointee.key.storefront { return lhs.pointee.key.storefront < rhs.pointee.key.storefront }
+        if lhs.pointee.key.currency != rhs.pointee.key.currency { return lhs.pointee.key.currency < rhs.pointee.key.currency }
+        return lhs.pointee.key.offer < rhs.pointee.key.offer
+    }
+
     /// By day, measure, environment, product, group, storefront, currency and offer: each
     /// field compared only when the ones before it are equal (most keys differ by day).
     public static func < (lhs: RollupKey, rhs: RollupKey) -> Bool {
@@ -122,19 +139,21 @@ public struct Rollup: Sendable, Hashable, Codable {
     /// string each time — half of a fold's merge in a profile.
     public static func merged(_ rollups: [Rollup]) -> [Rollup] {
         rollups.withUnsafeBufferPointer { buffer in
-            let order = Array(buffer.indices).sorted { buffer[$0].key < buffer[$1].key }
+            guard let base = buffer.baseAddress else { return [] }
+            // Through pointers: `buffer[i].key` copied the whole rollup for each comparison.
+            let order = Array(buffer.indices).sorted { RollupKey.precedes(base + $0, base + $1) }
             var result: [Rollup] = []
             result.reserveCapacity(order.count)
             var next = 0
             while next < order.count {
-                let first = order[next]
-                var value = buffer[first].value
+                let first = base + order[next]
+                var value = first.pointee.value
                 next += 1
-                while next < order.count, buffer[order[next]].key == buffer[first].key {
-                    value.add(buffer[order[next]].value)
+                while next < order.count, !RollupKey.precedes(first, base + order[next]) {
+                    value.add((base + order[next]).pointee.value)
                     next += 1
                 }
-                if !value.isZero { result.append(Rollup(key: buffer[first].key, value: value)) }
+                if !value.isZero { result.append(Rollup(key: first.pointee.key, value: value)) }
             }
             return result
         }

@@ -97,6 +97,7 @@ extension LedgerPlanner {
     func addRollupDeltas(to plan: inout LedgerWritePlan, state: PlanningState, transactions: [TransactionKey: TransactionRow]) {
         plan.rollupDeltas = rollupDeltas(state: state, transactions: transactions, plan: plan)
         plan.queuesRollupChanges = configuration.queuesRollupChanges
+        plan.addsRollupDays = configuration.addsRollupDays
     }
 
     /// The rollup changes of a plan: for each family whose transactions or renewal info it

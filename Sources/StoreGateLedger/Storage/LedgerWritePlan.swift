@@ -50,6 +50,9 @@ package struct LedgerWritePlan: Sendable {
     /// Whether the write queues ``rollupDeltas`` for a fold (schema 17, `RollupChanges`)
     /// rather than adding them to the rollups itself.
     package var queuesRollupChanges = true
+    /// Whether adding ``rollupDeltas`` itself also adds their day sums (schema 18,
+    /// ``LedgerConfiguration/addsRollupDays``).
+    package var addsRollupDays = true
     /// Append to the outbox, in this order, in the same transaction (``EventPlanner``).
     /// Consumable events get their balance from the stored counters after the deltas.
     package var events: [LedgerEvent] = []
