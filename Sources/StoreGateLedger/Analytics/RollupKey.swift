@@ -37,34 +37,25 @@ public struct RollupKey: Sendable, Hashable, Codable, Comparable {
         self.offer = offer
     }
 
-    /// ``<(_:_:)`` on the keys of two rollups read in place, field by field (``Rollup/merged(_:)``
-    /// sorts thousands): no rollup, and no key, is copied to compare them.
-    static func precedes(_ lhs: UnsafePointer<Rollup>, _ rhs: UnsafePointer<Rollup>) -> Bool {
-        if lhs.pointee.key.day != rhs.pointee.key.day { return lhs.pointee.key.day < rhs.pointee.key.day }
-        if lhs.pointee.key.measure != rhs.pointee.key.measure { return lhs.pointee.key.measure < rhs.pointee.key.measure }
-        if lhs.pointee.key.environment.rawValue != rhs.pointee.key.environment.rawValue {
-            return lhs.pointee.key.environment.rawValue < rhs.pointee.key.environment.rawValue
-        }
-        if lhs.pointee.key.productId != rhs.pointee.key.productId { return lhs.pointee.key.productId < rhs.pointee.key.productId }
-        if lhs.pointee.key.subscriptionGroup != rhs.pointee.key.subscriptionGroup {
-            return lhs.pointee.key.subscriptionGroup < rhs.pointee.key.subscriptionGroup
-        }
-        if lhs.pointee.key.storefront != rhs.pointee.key.storefront { return lhs.pointee.key.storefront < rhs.pointee.key.storefront }
-        if lhs.pointee.key.currency != rhs.pointee.key.currency { return lhs.pointee.key.currency < rhs.pointee.key.currency }
-        return lhs.pointee.key.offer < rhs.pointee.key.offer
-    }
-
     /// By day, measure, environment, product, group, storefront, currency and offer: each
     /// field compared only when the ones before it are equal (most keys differ by day).
     public static func < (lhs: RollupKey, rhs: RollupKey) -> Bool {
-        if lhs.day != rhs.day { return lhs.day < rhs.day }
-        if lhs.measure != rhs.measure { return lhs.measure < rhs.measure }
-        if lhs.environment != rhs.environment { return lhs.environment.rawValue < rhs.environment.rawValue }
-        if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
-        if lhs.subscriptionGroup != rhs.subscriptionGroup { return lhs.subscriptionGroup < rhs.subscriptionGroup }
-        if lhs.storefront != rhs.storefront { return lhs.storefront < rhs.storefront }
-        if lhs.currency != rhs.currency { return lhs.currency < rhs.currency }
-        return lhs.offer < rhs.offer
+        withUnsafePointer(to: lhs) { lhs in withUnsafePointer(to: rhs) { rhs in precedes(lhs, rhs) } }
+    }
+
+    /// ``<(_:_:)`` on two keys read in place (``Rollup/merged(_:)`` sorts thousands of rollups
+    /// by key): no key is copied to compare them.
+    static func precedes(_ lhs: UnsafePointer<RollupKey>, _ rhs: UnsafePointer<RollupKey>) -> Bool {
+        if lhs.pointee.day != rhs.pointee.day { return lhs.pointee.day < rhs.pointee.day }
+        if lhs.pointee.measure != rhs.pointee.measure { return lhs.pointee.measure < rhs.pointee.measure }
+        if lhs.pointee.environment.rawValue != rhs.pointee.environment.rawValue {
+            return lhs.pointee.environment.rawValue < rhs.pointee.environment.rawValue
+        }
+        if lhs.pointee.productId != rhs.pointee.productId { return lhs.pointee.productId < rhs.pointee.productId }
+        if lhs.pointee.subscriptionGroup != rhs.pointee.subscriptionGroup { return lhs.pointee.subscriptionGroup < rhs.pointee.subscriptionGroup }
+        if lhs.pointee.storefront != rhs.pointee.storefront { return lhs.pointee.storefront < rhs.pointee.storefront }
+        if lhs.pointee.currency != rhs.pointee.currency { return lhs.pointee.currency < rhs.pointee.currency }
+        return lhs.pointee.offer < rhs.pointee.offer
     }
 
     /// The offer dimension of a transaction: `none` (no offer), `free_trial`, `introductory`
@@ -139,21 +130,24 @@ public struct Rollup: Sendable, Hashable, Codable {
     /// string each time — half of a fold's merge in a profile.
     public static func merged(_ rollups: [Rollup]) -> [Rollup] {
         rollups.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return [] }
-            // Through pointers: `buffer[i].key` copied the whole rollup for each comparison.
-            let order = Array(buffer.indices).sorted { RollupKey.precedes(base + $0, base + $1) }
+            guard let base = buffer.baseAddress, let offset = MemoryLayout<Rollup>.offset(of: \Rollup.key) else { return [] }
+            // Through pointers to the keys: `buffer[i].key` copied the whole rollup for each comparison.
+            func key(_ position: Int) -> UnsafePointer<RollupKey> {
+                (UnsafeRawPointer(base + position) + offset).assumingMemoryBound(to: RollupKey.self)
+            }
+            let order = Array(buffer.indices).sorted { RollupKey.precedes(key($0), key($1)) }
             var result: [Rollup] = []
             result.reserveCapacity(order.count)
             var next = 0
             while next < order.count {
-                let first = base + order[next]
-                var value = first.pointee.value
+                let first = order[next]
+                var value = buffer[first].value
                 next += 1
-                while next < order.count, !RollupKey.precedes(first, base + order[next]) {
-                    value.add((base + order[next]).pointee.value)
+                while next < order.count, !RollupKey.precedes(key(first), key(order[next])) {
+                    value.add(buffer[order[next]].value)
                     next += 1
                 }
-                if !value.isZero { result.append(Rollup(key: first.pointee.key, value: value)) }
+                if !value.isZero { result.append(Rollup(key: key(first).pointee, value: value)) }
             }
             return result
         }
