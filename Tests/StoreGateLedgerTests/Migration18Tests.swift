@@ -28,7 +28,8 @@ struct Migration18Tests {
             let connection = try SQLiteConnection(path: path, create: true, busyTimeoutMilliseconds: 5000)
             defer { connection.close() }
             try SQLiteSchema.migrate(connection, now: 0, through: 17)
-            try SQLiteLedger.applyRollupsAtSeventeen(Self.stored, connection)
+            // As schema 17 stored them: no day sums.
+            try SQLiteLedger.applyRollups(Self.stored, connection, daySums: false)
             try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(Self.queued))])
         }
         #expect(try SQLiteMigration12Tests.versions(path) == (1...17).filter { $0 != 10 }.map(Int64.init))
@@ -110,19 +111,5 @@ struct Migration18Tests {
         let ledger = try await PostgresLedger.connect(url: url, configuration: LedgerConfiguration(), maximumConnections: 2)
         try await Self.checkDaySums(ledger)
         await ledger.close()
-    }
-}
-
-extension SQLiteLedger {
-    /// Stores rollups the way schema 17 did: `ledger_rollups` only.
-    static func applyRollupsAtSeventeen(_ rollups: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
-        for rollup in rollups {
-            let key = rollup.key
-            try connection.run(upsertRollup, [
-                .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.productId),
-                .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency), .text(key.offer),
-                .integer(rollup.value.count), .integer(rollup.value.amount),
-            ])
-        }
     }
 }

@@ -37,7 +37,7 @@ public enum RollupMeasure: String, Sendable, Hashable, Codable, CaseIterable, Co
     /// A paid subscription lapsed for another or an unknown reason.
     case churnOther = "churn_other"
 
-    /// By name (``rawValue``), the order of the rollups' primary key.
+    /// By name (the raw value), the order of the rollups' primary key.
     public static func < (lhs: RollupMeasure, rhs: RollupMeasure) -> Bool { lhs.nameRank < rhs.nameRank }
 
     /// The measure's place among the measures ordered by name: comparing two measures compares
