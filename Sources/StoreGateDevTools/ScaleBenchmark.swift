@@ -27,13 +27,13 @@ import StoreGateTestSupport
 /// transaction and the process's peak RSS (VmHWM) during each size's warm-up (reset after
 /// the builds: the story itself is the benchmark's memory, not the service's).
 enum ScaleBenchmark {
-    /// What `--fail-above` holds a figure to.
+    /// What a figure is held to: `--fail-above` holds the requests, `--pages-within` the pages.
     enum Hold {
         /// A request the service answers per call (a read, a write, a page of events), whose
         /// cost issue 31 holds to 1.5× (`--fail-above`) of its cost at the smallest size.
         case ratio
-        /// A console page, which issue 31 holds to its p95 at the smallest size: its p50 at a
-        /// larger size must not exceed it.
+        /// A console page, which issue 31 holds to its p95 at the smallest size: its p50 at any
+        /// size must not exceed `--pages-within` times it.
         case page
         /// Nothing: the check and the account read through SQLite's account cache, whose ratio
         /// between a size whose accounts the cache holds and one where it holds few is a
@@ -44,7 +44,7 @@ enum ScaleBenchmark {
     /// One measured operation at one size: every round's samples.
     struct Figure {
         var operation: String
-        /// What `--fail-above` holds it to (``Hold``).
+        /// What it is held to (``Hold``).
         var hold: Hold
         var roundMedians: [Double] = []
         var latencies: [Double] = []
