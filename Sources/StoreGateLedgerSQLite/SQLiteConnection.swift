@@ -17,6 +17,8 @@ package final class SQLiteConnection: @unchecked Sendable {
     /// The rollup changes of a group commit's jobs, queued as one row just before it commits
     /// (``SQLiteWriter``); `nil` outside a group commit, where a write queues its own row.
     var stagedRollupChanges: [Rollup]?
+    /// The WAL frames at which the writer next restarts the log (``SQLiteCheckpointer/restartLogIfLong(_:every:busyTimeoutMilliseconds:)``).
+    var nextLogRestart = SQLiteCheckpointer.restartFrames
 
     /// The process-wide settings (``storegate_sqlite3_configure``), applied before the first
     /// connection opens.
@@ -75,6 +77,20 @@ package final class SQLiteConnection: @unchecked Sendable {
         var version = storegate_wal_index_version()
         guard storegate_sqlite3_wal_index_version(handle, &version) == 1 else { return nil }
         return (version.change, version.lastFrame, version.salt1, version.salt2)
+    }
+
+    /// Checkpoints the whole WAL and waits — at most `milliseconds`, then SQLite's busy handler
+    /// gives up — until no reader uses it, so that the next commit writes the log from its
+    /// start (`PRAGMA wal_checkpoint(RESTART)`, outside a transaction).
+    ///
+    /// - Returns: Whether it restarted the log; `false` when a reader or another checkpoint
+    ///   kept it busy (it then checkpointed what it could, as a passive checkpoint does).
+    package func restartWriteAheadLog(waitingAtMost milliseconds: Int32, thenWaiting usual: Int32) throws(LedgerError) -> Bool {
+        sqlite3_busy_timeout(handle, milliseconds)
+        defer { sqlite3_busy_timeout(handle, usual) }
+        var busy = true
+        try query("PRAGMA wal_checkpoint(RESTART)") { row throws(LedgerError) in busy = row.integer(0) != 0 }
+        return !busy
     }
 
     /// Runs SQL without parameters or results (pragmas, DDL, BEGIN/COMMIT).

@@ -68,6 +68,9 @@ public final class SQLiteLedger: Ledger {
         /// Events the writer indexes for the console's timeline per transaction
         /// (``SQLiteTimelineIndex``); tests make it small to read across the mark.
         var timelineIndexBatch = SQLiteTimelineIndex.defaultBatch
+        /// The WAL frames at which the writer restarts the log (``SQLiteCheckpointer``): tests
+        /// choose fewer.
+        var logRestartFrames = SQLiteCheckpointer.restartFrames
         /// The last schema version to apply, all when `nil`: tests build older files with it.
         var migratingThrough: Int?
         /// When records and notifications are planned before they reach the writer thread
@@ -161,8 +164,9 @@ public final class SQLiteLedger: Ledger {
         // to the statement journal; past 64 KiB SQLite spills that journal to a temporary file
         // (a file created, written and deleted per job). Kept in memory, it never touches disk.
         try connection.execute("PRAGMA temp_store = MEMORY")
-        // Checkpoints run on the checkpointer's thread; this is only the fallback bound.
-        try connection.execute("PRAGMA wal_autocheckpoint = 20000")
+        // Checkpoints run on the checkpointer's thread, and the writer restarts the log between
+        // batches (``SQLiteCheckpointer``): no automatic checkpoint in the commit path.
+        try connection.execute("PRAGMA wal_autocheckpoint = 0")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute("PRAGMA cache_size = -\(options.pageCacheBytes / 1024)")
         try SQLiteSchema.migrate(connection, now: configuration.now().ledgerMilliseconds, through: options.migratingThrough)
@@ -174,7 +178,10 @@ public final class SQLiteLedger: Ledger {
             // that cannot take this write (a full disk) still opens, as it did before.
             configuration.logger.debug("the timeline index could not catch up at open", metadata: ["error": "\(error.code)"])
         }
-        let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: Self.milliseconds(options.busyTimeout))
+        let busyTimeout = Self.milliseconds(options.busyTimeout)
+        let restartFrames = max(1, options.logRestartFrames)
+        connection.nextLogRestart = restartFrames
+        let checkpointer = SQLiteCheckpointer(path: path, busyTimeoutMilliseconds: busyTimeout)
         self.checkpointer = checkpointer
         let batch = options.timelineIndexBatch
         self.writer = SQLiteWriter(
@@ -182,9 +189,9 @@ public final class SQLiteLedger: Ledger {
             beforeCommit: { connection throws(LedgerError) in try Self.flushStagedRollupChanges(connection) }
         ) { connection in
             if SQLiteTimelineIndex.isDue(connection, batch: batch) { SQLiteTimelineIndex.indexBatch(connection, batch: batch) }
+            SQLiteCheckpointer.restartLogIfLong(connection, every: restartFrames, busyTimeoutMilliseconds: busyTimeout)
         }
         self.readers = Mutex(ReaderPool())
-        let busyTimeout = Self.milliseconds(options.busyTimeout)
         self.accountCache = SQLiteAccountCache(bounds: .init(accounts: options.cachedAccounts, records: options.cachedRows)) { () throws(LedgerError) in
             // The watch connection only reads the WAL-index header (or asks `PRAGMA data_version`):
             // no page cache, no mapping of the database.
