@@ -126,7 +126,8 @@ extension SQLiteLedger {
         let read = try await perform { () throws(LedgerError) in
             try self.read(snapshot: true) { connection throws(LedgerError) in
                 let queued = try Self.queuedRollupChanges(limit: limit, connection)
-                return (queued: queued, merged: Rollup.merged(try Self.decode(queued)))
+                let merged = Rollup.merged(try Self.decode(queued))
+                return (queued: queued, merged: merged, days: Rollup.daySums(merged))
             }
         }
         guard let last = read.queued.last?.sequence else { return 0 }
@@ -134,7 +135,7 @@ extension SQLiteLedger {
             guard try Self.queuedRollupChanges(limit: read.queued.count, connection) == read.queued else {
                 return try Self.foldRollupChanges(limit: limit, connection)
             }
-            try Self.applyRollups(read.merged, connection)
+            try Self.applyRollups(read.merged, days: read.days, connection)
             try connection.run("DELETE FROM ledger_rollup_changes WHERE sequence <= ?", [.integer(last)])
             return read.queued.count
         }
@@ -202,6 +203,13 @@ extension SQLiteLedger {
     /// through here, so the two tables agree (`daySums` is off only for a test writing at a
     /// schema before 18, ``LedgerWritePlan/addsRollupDays``).
     static func applyRollups(_ deltas: [Rollup], _ connection: SQLiteConnection, daySums: Bool = true) throws(LedgerError) {
+        try applyRollups(deltas, days: daySums ? Rollup.daySums(deltas) : [], connection)
+    }
+
+    /// Adds rollup deltas and their day sums computed already (`days`, ``Rollup/daySums(_:)``
+    /// of `deltas`: a fold computes them on its reader, beside the merge, off the writer's
+    /// thread).
+    static func applyRollups(_ deltas: [Rollup], days: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
         for delta in deltas {
             let key = delta.key
             try connection.run(upsertRollup, [
@@ -210,8 +218,7 @@ extension SQLiteLedger {
                 .integer(delta.value.count), .integer(delta.value.amount),
             ])
         }
-        guard daySums else { return }
-        for day in Rollup.daySums(deltas) {
+        for day in days {
             let key = day.key
             try connection.run(upsertRollupDay, [
                 .text(key.measure.rawValue), .text(key.environment.rawValue), .integer(key.day), .text(key.currency),

@@ -68,6 +68,27 @@ extension LedgerTests {
             }
         }
 
+        @Test("a batch with many distinct strings round-trips and stores each string once", arguments: [1, 15, 16, 17, 47, 48, 49, 120])
+        func manyStrings(distinct: Int) throws {
+            var generator = SplitMix64(seed: UInt64(distinct))
+            // Products shared with the group field, more than a field's recent strings and, from
+            // 49 on, than the strings searched one by one (then hashed).
+            let rollups = (0..<600).map { position in
+                let product = "product.\(Int.random(in: 0..<distinct, using: &generator))"
+                return Rollup(
+                    key: RollupKey(
+                        day: Int64(position / 40), measure: Self.measures[position % Self.measures.count], environment: .production,
+                        productId: product, subscriptionGroup: product, storefront: "USA", currency: "USD", offer: "none"
+                    ),
+                    value: RollupValue(count: 1, amount: Int64(position))
+                )
+            }
+            let bytes = RollupChanges.encode(rollups)
+            #expect(try RollupChanges.decode(bytes) == rollups)
+            let expectedStrings = Set(rollups.map(\.key.productId)).count + Set(rollups.map(\.key.measure)).count + 4
+            #expect(Int(bytes[1]) == expectedStrings, "the string table's count (one byte below 128)")
+        }
+
         @Test("the fuzz target's seeds decode and round-trip")
         func fuzzSeeds() throws {
             for sample in RollupChangesFuzzing.samples() {

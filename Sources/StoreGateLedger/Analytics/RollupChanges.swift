@@ -19,41 +19,69 @@ package enum RollupChanges {
     /// The most queued changes one fold transaction takes when everything is folded (a read,
     /// a bulk call).
     package static let foldBatch = 5_000
+    /// The most distinct strings ``encode(_:)`` searches one by one before it hashes them.
+    static let linearStrings = 48
 
     /// The encoded changes.
+    ///
+    /// Runs on the SQLite writer's thread once per group commit (the changes its jobs staged),
+    /// so it hashes nothing while a batch has few distinct strings (a few dozen: measures,
+    /// products, storefronts, currencies, offers): each field first tries the last strings it
+    /// used — sorted rollups share most of them with the ones before — then the batch's
+    /// strings; only a batch with more than ``linearStrings`` distinct strings
+    /// indexes them in a dictionary. The fields are read in place, not gathered per rollup.
     package static func encode(_ rollups: [Rollup]) -> [UInt8] {
         var strings: [String] = []
-        var indexes: [String: UInt64] = [:]
+        var indexes: [String: Int]?
         var body: [UInt8] = []
         body.reserveCapacity(rollups.count * 16)
-        func index(_ string: String) -> UInt64 {
-            if let found = indexes[string] { return found }
-            let index = UInt64(strings.count)
-            indexes[string] = index
-            strings.append(string)
-            return index
+        // Per field, up to `recent` positions in `strings` it has used (the oldest replaced).
+        let recent = 16
+        var used = [[Int]](repeating: [], count: 7)
+        var replaced = [Int](repeating: 0, count: 7)
+        func index(_ string: String, field: Int) -> UInt64 {
+            for position in used[field] where strings[position] == string { return UInt64(position) }
+            let found: Int
+            if let known = indexes?[string] ?? (indexes == nil ? strings.firstIndex(of: string) : nil) {
+                found = known
+            } else {
+                found = strings.count
+                strings.append(string)
+                indexes?[string] = found
+                if indexes == nil, strings.count > linearStrings {
+                    indexes = Dictionary(uniqueKeysWithValues: zip(strings, strings.indices))
+                }
+            }
+            if used[field].count < recent {
+                used[field].append(found)
+            } else {
+                used[field][replaced[field]] = found
+                replaced[field] = (replaced[field] + 1) % recent
+            }
+            return UInt64(found)
         }
         appendVarint(UInt64(rollups.count), to: &body)
-        for rollup in rollups {
-            let key = rollup.key
-            for string in [
-                key.measure.rawValue, key.environment.rawValue, key.productId, key.subscriptionGroup, key.storefront, key.currency, key.offer,
-            ] {
-                appendVarint(index(string), to: &body)
-            }
-            appendSigned(key.day, to: &body)
-            appendSigned(rollup.value.count, to: &body)
-            appendSigned(rollup.value.amount, to: &body)
+        for position in rollups.indices {
+            appendVarint(index(rollups[position].key.measure.rawValue, field: 0), to: &body)
+            appendVarint(index(rollups[position].key.environment.rawValue, field: 1), to: &body)
+            appendVarint(index(rollups[position].key.productId, field: 2), to: &body)
+            appendVarint(index(rollups[position].key.subscriptionGroup, field: 3), to: &body)
+            appendVarint(index(rollups[position].key.storefront, field: 4), to: &body)
+            appendVarint(index(rollups[position].key.currency, field: 5), to: &body)
+            appendVarint(index(rollups[position].key.offer, field: 6), to: &body)
+            appendSigned(rollups[position].key.day, to: &body)
+            appendSigned(rollups[position].value.count, to: &body)
+            appendSigned(rollups[position].value.amount, to: &body)
         }
         var bytes: [UInt8] = [version]
         bytes.reserveCapacity(body.count + strings.count * 12 + 4)
         appendVarint(UInt64(strings.count), to: &bytes)
         for string in strings {
-            let utf8 = Array(string.utf8)
-            appendVarint(UInt64(utf8.count), to: &bytes)
-            bytes += utf8
+            appendVarint(UInt64(string.utf8.count), to: &bytes)
+            bytes.append(contentsOf: string.utf8)
         }
-        return bytes + body
+        bytes.append(contentsOf: body)
+        return bytes
     }
 
     /// The changes `bytes` encode.
