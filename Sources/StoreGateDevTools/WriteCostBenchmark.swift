@@ -1,9 +1,11 @@
 import Foundation
 import StoreGateCore
+import StoreGateEvents
 import StoreGateLedger
 import StoreGateLedgerPostgres
 import StoreGateLedgerSQLite
 import StoreGateTestSupport
+import Synchronization
 
 /// `storegate-dev bench write-costs`: what the work a write does besides the facts costs
 /// recording, each measured by this build against itself with that work switched off, so
@@ -17,8 +19,8 @@ import StoreGateTestSupport
 /// schema 17), without rollups, without the triggers, and on SQLite everything planned on the
 /// writer thread alone — `writers` at a time, the variants taking turns slice by slice
 /// (``compare(_:settings:workload:payload:postgresData:open:)``). With everything, the
-/// rollups' changes are queued and folded after each slice of about a second, as `storegate
-/// serve`'s folder does every second, and the folding is timed with the slice. Each run's
+/// rollups' changes are queued and folded as `storegate serve`'s folder does — every second,
+/// beside the writes — and what a slice leaves queued is folded at its end, timed with it. Each run's
 /// throughput is printed, then each cost per round (1 − the rate with the work ÷ the rate
 /// without it) and its median over the rounds. Each run's
 /// CPU time is read too (the process's and, on PostgreSQL, the throwaway server's), and each cost
@@ -124,8 +126,9 @@ enum WriteCostBenchmark {
     /// variant records the next, the variants' order rotating from slice to slice. A machine
     /// that grows busier or quieter over a round (the load of a shared 2-core machine moves by
     /// more than the costs measured within tens of seconds) then weighs on every variant alike.
-    /// A slice's time includes folding the changes it queued, as the service's folder does
-    /// every second; nothing else of a variant runs during another's slice except SQLite's
+    /// The round's folder (``BackgroundFolder``) folds the recording variant's queued changes
+    /// every second, as the service's folder does, and a slice's time includes folding what it
+    /// left queued; nothing else of a variant runs during another's slice except SQLite's
     /// checkpoints, which run on their own thread after commits.
     private static func compare(
         _ label: String, settings: Settings, workload: AnalyticsWorkload, payload: [UInt8], postgresData: URL?,
@@ -146,22 +149,33 @@ enum WriteCostBenchmark {
             var seconds: [Variant: Double] = [:]
             var cpuSeconds: [Variant: Double] = [:]
             var latencies: [Variant: [Double]] = [:]
-            var folded: [Variant: Int] = [:]
+            var foldingSeconds: [Variant: Double] = [:]
+            // The folder, as `storegate serve`'s (``RollupFoldService``, every second, beside
+            // the writes): it folds what the ledger recording at that moment has queued.
+            let folder = BackgroundFolder()
+            let folding = Task { await folder.run(every: RollupFoldService.defaultInterval) }
             for slice in 0..<slices {
                 for offset in variants.indices {
                     let variant = variants[(round + slice + offset) % variants.count]
                     guard let ledger = ledgers[variant]?.ledger else { continue }
                     let cpuBefore = BenchSupport.cpuSeconds(postgresData: postgresData)
+                    folder.recording(variant, ledger)
                     let (recording, sliceLatencies) = try await workload.record(
                         bounds[slice]..<bounds[slice + 1], into: ledger, writers: max(1, settings.writers), payload: payload
                     )
-                    let folding = BenchSupport.now()
-                    folded[variant, default: 0] += try await ledger.foldAllRollupChanges(batch: 1_000)
-                    seconds[variant, default: 0] += recording + Double(BenchSupport.now() - folding) / 1e9
+                    folder.recording(nil, nil)
+                    let foldStart = BenchSupport.now()
+                    folder.add(try await ledger.foldAllRollupChanges(batch: 1_000), for: variant)
+                    let folds = Double(BenchSupport.now() - foldStart) / 1e9
+                    foldingSeconds[variant, default: 0] += folds
+                    seconds[variant, default: 0] += recording + folds
                     cpuSeconds[variant, default: 0] += BenchSupport.cpuSeconds(postgresData: postgresData) - cpuBefore
                     latencies[variant, default: []] += sliceLatencies
                 }
             }
+            folding.cancel()
+            await folding.value
+            let folded = folder.folded
             var rates: [Variant: Double] = [:]
             var cpu: [Variant: Double] = [:]
             for variant in variants {
@@ -177,7 +191,10 @@ enum WriteCostBenchmark {
                             format: "%.0f facts/s, p50 %.2f ms, p99 %.2f ms, %.1f s, cpu %.0f µs/fact",
                             rate, BenchSupport.median(sorted) / 1000, BenchSupport.percentile(sorted, 0.99) / 1000, seconds[variant] ?? 0,
                             cpuPerFact * 1e6
-                        ) + ((folded[variant] ?? 0) > 0 ? " (\(folded[variant] ?? 0) queued changes folded after the slices)" : "")
+                        ) + ((folded[variant] ?? 0) > 0
+                            ? String(
+                                format: " (%d queued changes folded, %.2f s of it after the slices)", folded[variant] ?? 0, foldingSeconds[variant] ?? 0
+                            ) : "")
                         + "; load \(AnalyticsBenchmark.loadAverage())"
                 )
             }
@@ -196,6 +213,42 @@ enum WriteCostBenchmark {
             // Throughput: 1 − rate with ÷ rate without. CPU: 1 − CPU per fact without ÷ with.
             report("\(cost.work) cost recording", rounds.compactMap { rates in rates[cost.with].flatMap { with in rates[cost.without].map { 1 - with / $0 } } })
             report("\(cost.work), by CPU,", cpuRounds.compactMap { cpu in cpu[cost.with].flatMap { with in cpu[cost.without].map { 1 - $0 / with } } })
+        }
+    }
+
+    /// The round's folder: every `interval` it folds all that the ledger recording at that
+    /// moment queued (the other variants' queues are empty: each slice ends with a fold), as
+    /// the service's folder does beside the writes; what is left at a slice's end is folded
+    /// then, and timed with the slice.
+    final class BackgroundFolder: Sendable {
+        private struct State {
+            var current: (variant: Variant, ledger: any Ledger)?
+            var folded: [Variant: Int] = [:]
+        }
+        private let state = Mutex(State())
+
+        /// Sets the ledger recording now (`nil`: none).
+        func recording(_ variant: Variant?, _ ledger: (any Ledger)?) {
+            state.withLock { state in
+                if let variant, let ledger { state.current = (variant, ledger) } else { state.current = nil }
+            }
+        }
+
+        /// Counts `count` changes folded for `variant`.
+        func add(_ count: Int, for variant: Variant) {
+            state.withLock { $0.folded[variant, default: 0] += count }
+        }
+
+        /// The changes folded per variant, in the background and after the slices.
+        var folded: [Variant: Int] { state.withLock { $0.folded } }
+
+        func run(every interval: Duration) async {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let current = state.withLock({ $0.current }) else { continue }
+                // A fold that fails here leaves the changes queued for the slice's own fold.
+                if let count = try? await current.ledger.foldAllRollupChanges(batch: 1_000) { add(count, for: current.variant) }
+            }
         }
     }
 }

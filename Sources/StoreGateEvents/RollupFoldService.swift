@@ -19,12 +19,15 @@ public struct RollupFoldService: PeriodicWorker {
 
     public var workerName: String { "analytics_fold" }
 
+    /// The wait after a round that emptied the queue, unless configured otherwise.
+    public static let defaultInterval: Duration = .seconds(1)
+
     /// - Parameters:
     ///   - ledger: The ledger whose queued changes it folds.
     ///   - interval: The wait after a round that emptied the queue.
     ///   - batch: Queued changes (one per write) per fold transaction: small enough that a
     ///     SQLite writer waits a few milliseconds for it, not tens.
-    public init(ledger: any Ledger, interval: Duration = .seconds(1), batch: Int = 1_000) {
+    public init(ledger: any Ledger, interval: Duration = RollupFoldService.defaultInterval, batch: Int = 1_000) {
         self.ledger = ledger
         self.batch = max(1, batch)
         self.schedule = WorkerSchedule(interval: interval, backoff: Backoff(first: .seconds(1), maximum: .seconds(30)))
