@@ -59,7 +59,7 @@ extension FamilyRollup {
                         // In both versions: counted again only when a fact the rollups read changed.
                         next.old += 1
                         next.new += 1
-                        guard !sameRollupFacts(first.pointee, second.pointee) else { continue }
+                        guard !sameRollupFacts(first, second) else { continue }
                         walkTransaction(first.pointee) { subtract($1, $2) }
                         walkTransaction(second.pointee) { add($1, $2) }
                     } else if let first, second.map({ inPurchaseOrder(first.pointee, $0.pointee) }) ?? true {
@@ -86,7 +86,7 @@ extension FamilyRollup {
             after.withUnsafeBufferPointer { new in
                 var common = 0
                 while common < min(oldPeriods.count, newPeriods.count),
-                    sameRollupFacts(old[oldPeriods[common]], new[newPeriods[common]])
+                    sameRollupFacts(old.baseAddress! + oldPeriods[common], new.baseAddress! + newPeriods[common])
                 {
                     common += 1
                 }
@@ -108,11 +108,20 @@ extension FamilyRollup {
     /// Whether two versions of a transaction agree on every fact ``FamilyRollup`` reads: its
     /// place in purchase order, the dimensions of its keys, and what it counts.
     package static func sameRollupFacts(_ first: RecordedTransaction, _ second: RecordedTransaction) -> Bool {
-        first.transactionId == second.transactionId && first.purchaseDate == second.purchaseDate
-            && first.expiresDate == second.expiresDate && first.revocationDate == second.revocationDate
-            && first.isUpgraded == second.isUpgraded && first.quantity == second.quantity && first.productType == second.productType
-            && first.money == second.money && first.environment == second.environment && first.productId == second.productId
-            && first.subscriptionGroup == second.subscriptionGroup
+        withUnsafePointer(to: first) { first in withUnsafePointer(to: second) { second in sameRollupFacts(first, second) } }
+    }
+
+    /// `sameRollupFacts(_:_:)` on two transactions
+    /// read in place: ``change(from:renewal:to:renewal:)`` compares every transaction and period
+    /// of both versions, and an element of a buffer passed by value was copied (a dozen strings
+    /// retained and released) for each comparison.
+    static func sameRollupFacts(_ first: UnsafePointer<RecordedTransaction>, _ second: UnsafePointer<RecordedTransaction>) -> Bool {
+        first.pointee.transactionId == second.pointee.transactionId && first.pointee.purchaseDate == second.pointee.purchaseDate
+            && first.pointee.expiresDate == second.pointee.expiresDate && first.pointee.revocationDate == second.pointee.revocationDate
+            && first.pointee.isUpgraded == second.pointee.isUpgraded && first.pointee.quantity == second.pointee.quantity
+            && first.pointee.productType == second.pointee.productType && first.pointee.money == second.pointee.money
+            && first.pointee.environment == second.pointee.environment && first.pointee.productId == second.pointee.productId
+            && first.pointee.subscriptionGroup == second.pointee.subscriptionGroup
     }
 
     /// Whether two renewal infos give every run the same churn reason (``FamilyRollup``'s

@@ -135,9 +135,22 @@ package enum FamilyRollup {
         transactions.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
             func period(_ position: Int) -> UnsafePointer<RecordedTransaction> { base + periods[position] }
+            // The last key built and its period: a period's figures differ only in measure and
+            // day, so its dimensions (the offer a string made from its money facts) are read once.
+            var built: (position: Int, key: RollupKey)?
+            func key(_ measure: RollupMeasure, _ position: Int, at date: Date) -> RollupKey {
+                guard var key = built.flatMap({ $0.position == position ? $0.key : nil }) else {
+                    let key = Self.key(measure, period(position).pointee, at: date)
+                    built = (position, key)
+                    return key
+                }
+                key.measure = measure
+                key.day = day(date)
+                return key
+            }
             func add(_ measure: RollupMeasure, _ position: Int, at date: Date, amount: Int64 = 0) {
                 guard position >= first else { return }
-                emit(periods[position], key(measure, period(position).pointee, at: date), RollupValue(count: 1, amount: amount))
+                emit(periods[position], key(measure, position, at: date), RollupValue(count: 1, amount: amount))
             }
             // Each period's end, and the position each run starts at.
             var ends: [Date] = []
@@ -220,7 +233,7 @@ package enum FamilyRollup {
                 } else {
                     measure = .churnOther
                 }
-                emit(periods[last], key(measure, lastPeriod.pointee, at: runEnd), RollupValue(count: 1))
+                emit(periods[last], key(measure, last, at: runEnd), RollupValue(count: 1))
             }
         }
     }
