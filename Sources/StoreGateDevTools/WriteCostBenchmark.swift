@@ -20,10 +20,11 @@ import Synchronization
 /// writer thread alone — `writers` at a time, the variants taking turns slice by slice
 /// (``compare(_:settings:workload:payload:postgresData:open:)``). With everything, the
 /// rollups' changes are queued and folded as `storegate serve`'s folder does — every second,
-/// beside the writes — and what a slice leaves queued is folded at its end, timed with it. Each run's
-/// throughput is printed, then each cost per round (1 − the rate with the work ÷ the rate
-/// without it) and its median over the rounds. Each run's
-/// CPU time is read too (the process's and, on PostgreSQL, the throwaway server's), and each cost
+/// beside the writes — and what a slice leaves queued is folded at its end, timed with it.
+/// Each run's throughput is printed, then each cost per round (1 − the rate with the work ÷
+/// the rate without it) and its median over the rounds, and the median and quartiles of the
+/// cost per slice (the same facts recorded by both variants a moment apart). Each run's CPU
+/// time is read too (the process's and, on PostgreSQL, the throwaway server's), and each cost
 /// is printed again from it (1 − the CPU per fact without the work ÷ with it): what the work
 /// takes from a machine whose cores are all busy, steadier from round to round than wall time.
 enum WriteCostBenchmark {
@@ -136,6 +137,8 @@ enum WriteCostBenchmark {
     ) async throws {
         var rounds: [[Variant: Double]] = []
         var cpuRounds: [[Variant: Double]] = []
+        // Each slice's time per variant, of every round: the variants recorded the same facts.
+        var sliceTimes: [[Variant: Double]] = []
         var run = 0
         let variants = Variant.all(label)
         let count = workload.facts.count
@@ -155,6 +158,8 @@ enum WriteCostBenchmark {
             let folder = BackgroundFolder()
             let folding = Task { await folder.run(every: RollupFoldService.defaultInterval) }
             for slice in 0..<slices {
+                var times: [Variant: Double] = [:]
+                defer { sliceTimes.append(times) }
                 for offset in variants.indices {
                     let variant = variants[(round + slice + offset) % variants.count]
                     guard let ledger = ledgers[variant]?.ledger else { continue }
@@ -169,6 +174,7 @@ enum WriteCostBenchmark {
                     let folds = Double(BenchSupport.now() - foldStart) / 1e9
                     foldingSeconds[variant, default: 0] += folds
                     seconds[variant, default: 0] += recording + folds
+                    times[variant] = recording + folds
                     cpuSeconds[variant, default: 0] += BenchSupport.cpuSeconds(postgresData: postgresData) - cpuBefore
                     latencies[variant, default: []] += sliceLatencies
                 }
@@ -213,6 +219,18 @@ enum WriteCostBenchmark {
             // Throughput: 1 − rate with ÷ rate without. CPU: 1 − CPU per fact without ÷ with.
             report("\(cost.work) cost recording", rounds.compactMap { rates in rates[cost.with].flatMap { with in rates[cost.without].map { 1 - with / $0 } } })
             report("\(cost.work), by CPU,", cpuRounds.compactMap { cpu in cpu[cost.with].flatMap { with in cpu[cost.without].map { 1 - $0 / with } } })
+            // Per slice: 1 − the time without ÷ the time with, the same facts recorded a moment
+            // apart. A burst of load spoils the slices it falls on rather than a whole round.
+            let perSlice = sliceTimes.compactMap { times in times[cost.with].flatMap { with in times[cost.without].map { 1 - $0 / with } } }.sorted()
+            if !perSlice.isEmpty {
+                print(
+                    "\(label): \(cost.work), per slice: "
+                        + String(
+                            format: "median %.1f %%, quartiles %.1f–%.1f %% (%d slices)", BenchSupport.median(perSlice) * 100,
+                            BenchSupport.percentile(perSlice, 0.25) * 100, BenchSupport.percentile(perSlice, 0.75) * 100, perSlice.count
+                        )
+                )
+            }
         }
     }
 
