@@ -103,6 +103,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var reuse = false
 
+    @Flag(
+        name: .customLong("rollups-only"),
+        help: "write-costs: run only the two variants issue 29's figure compares (everything, without rollups): more rounds in the same time."
+    )
+    var rollupsOnly = false
+
     @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
     var normalPath = false
 
@@ -127,7 +133,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "write-costs":
                 try await WriteCostBenchmark.run(WriteCostBenchmark.Settings(
                     transactions: transactions ?? 100_000, rounds: rounds ?? 3, writers: writers, backends: backend,
-                    postgresURL: postgresURL, postgresConnections: postgresConnections, proofBytes: proofBytes
+                    postgresURL: postgresURL, postgresConnections: postgresConnections, proofBytes: proofBytes,
+                    rollupsOnly: rollupsOnly
                 ))
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(

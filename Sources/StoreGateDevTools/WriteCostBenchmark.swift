@@ -36,6 +36,8 @@ enum WriteCostBenchmark {
         var postgresURL: String?
         var postgresConnections: Int
         var proofBytes: Int
+        /// Only ``Variant/everything`` and ``Variant/withoutRollups`` (`--rollups-only`).
+        var rollupsOnly = false
     }
 
     /// What a run leaves out.
@@ -47,8 +49,11 @@ enum WriteCostBenchmark {
         /// SQLite only: everything, planned on the writer thread alone (no plan made ahead).
         case plannedOnWriter = "everything, planned on the writer"
 
-        /// The variants a backend runs.
-        static func all(_ backend: String) -> [Variant] { backend == "sqlite" ? allCases : allCases.filter { $0 != .plannedOnWriter } }
+        /// The variants a backend runs: all of them, or only the two of issue 29's figure.
+        static func all(_ backend: String, rollupsOnly: Bool) -> [Variant] {
+            if rollupsOnly { return [.everything, .withoutRollups] }
+            return backend == "sqlite" ? allCases : allCases.filter { $0 != .plannedOnWriter }
+        }
     }
 
     /// The costs printed: a work's name, the variant with it and the variant without it.
@@ -67,7 +72,10 @@ enum WriteCostBenchmark {
         let workload = AnalyticsWorkload(transactions: settings.transactions)
         print(
             "story: \(workload.transactions) transactions (\(workload.facts.count) facts) of \(workload.subscribers) subscribers, "
-                + "\(settings.writers) writers, \(settings.rounds) rounds of \(Variant.allCases.map(\.rawValue).joined(separator: " / ")) (the last on SQLite only)"
+                + "\(settings.writers) writers, \(settings.rounds) rounds of "
+                + (settings.rollupsOnly
+                    ? Variant.all("sqlite", rollupsOnly: true).map(\.rawValue).joined(separator: " / ")
+                    : "\(Variant.allCases.map(\.rawValue).joined(separator: " / ")) (the last on SQLite only)")
         )
         let payload: [UInt8] = (0..<max(0, settings.proofBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let base = LedgerConfiguration(catalog: AnalyticsWorkload.catalog, encryption: try LedgerBenchmark.configuration().encryption)
@@ -140,7 +148,7 @@ enum WriteCostBenchmark {
         // Each slice's time per variant, of every round: the variants recorded the same facts.
         var sliceTimes: [[Variant: Double]] = []
         var run = 0
-        let variants = Variant.all(label)
+        let variants = Variant.all(label, rollupsOnly: settings.rollupsOnly)
         let count = workload.facts.count
         let bounds = (0...slices).map { count * $0 / slices }
         for round in 0..<max(1, settings.rounds) {
