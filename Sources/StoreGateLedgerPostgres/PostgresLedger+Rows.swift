@@ -323,7 +323,7 @@ extension PostgresLedger {
         // Queued, the rollup changes travel encoded beside the plan to ledger_apply_v7 (schema
         // 17); otherwise, or with none, ledger_apply_v6 adds the plan's list itself.
         let queued = plan.queuesRollupChanges && !plan.rollupDeltas.isEmpty
-        let changes: PostgresValue = queued ? .bytes(RollupChanges.encode(plan.rollupDeltas)) : .null
+        let changes: PostgresValue = queued ? .bytes(plan.queuedRollupDeltas) : .null
         if queued { plan.rollupDeltas = [] }
         let document = PostgresPlanJSON.encode(
             plan, revisions: loaded.revisions, familyRevisions: loaded.familyRevisions, unownedFamilies: unowned,

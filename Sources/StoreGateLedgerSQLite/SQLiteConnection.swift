@@ -14,9 +14,10 @@ package final class SQLiteConnection: @unchecked Sendable {
     /// Events appended on this connection since the timeline index last caught up
     /// (``SQLiteTimelineIndex``): a hint for when to index next.
     var eventsSinceIndexing = 0
-    /// The rollup changes of a group commit's jobs, queued as one row just before it commits
-    /// (``SQLiteWriter``); `nil` outside a group commit, where a write queues its own row.
-    var stagedRollupChanges: [Rollup]?
+    /// The encoded rollup changes of a group commit's jobs, back to back, queued as one row
+    /// just before it commits (``SQLiteWriter``); `nil` outside a group commit, where a write
+    /// queues its own row.
+    var stagedRollupChanges: [UInt8]?
     /// The WAL frames at which the writer next restarts the log (``SQLiteCheckpointer/restartLogIfLong(_:every:busyTimeoutMilliseconds:)``).
     var nextLogRestart = SQLiteCheckpointer.restartFrames
 

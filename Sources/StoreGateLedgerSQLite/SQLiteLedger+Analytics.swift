@@ -113,7 +113,7 @@ extension SQLiteLedger {
 
     @discardableResult
     public func rebuildRollups() async throws(LedgerError) -> RollupRebuild {
-        try await write { connection throws(LedgerError) -> RollupRebuild in
+        try await write(alone: true) { connection throws(LedgerError) -> RollupRebuild in
             try Self.rebuildRollups(connection)
         }
     }
@@ -163,27 +163,28 @@ extension SQLiteLedger {
         return deltas
     }
 
-    /// Queues a write's rollup changes (inside the writer's transaction): one row, whatever
-    /// the number of keys — or, in a group commit, one row for all its jobs, written just
+    /// Queues a write's encoded rollup changes (inside the writer's transaction;
+    /// ``LedgerWritePlan/queuedRollupDeltas``): one row, whatever the number of keys — or, in
+    /// a group commit, one row for all its jobs, their encodings back to back, written just
     /// before it commits (``flushStagedRollupChanges(_:)``): a row and its index entry per
-    /// batch instead of per write, and the fold decodes a batch's keys already merged.
-    static func queueRollupChanges(_ deltas: [Rollup], _ connection: SQLiteConnection) throws(LedgerError) {
-        guard !deltas.isEmpty else { return }
+    /// batch instead of per write, and nothing encoded or merged on the writer's thread (the
+    /// fold merges on its reader).
+    static func queueRollupChanges(_ encoded: [UInt8], _ connection: SQLiteConnection) throws(LedgerError) {
+        guard !encoded.isEmpty else { return }
         if connection.stagedRollupChanges != nil {
-            connection.stagedRollupChanges?.append(contentsOf: deltas)
+            connection.stagedRollupChanges?.append(contentsOf: encoded)
             return
         }
-        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(deltas))])
+        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(encoded)])
     }
 
-    /// Queues the changes a group commit's jobs staged as one row, merged (inside its
-    /// transaction, before the commit), and stages nothing more.
+    /// Queues the changes a group commit's jobs staged as one row (inside its transaction,
+    /// before the commit), and stages nothing more.
     static func flushStagedRollupChanges(_ connection: SQLiteConnection) throws(LedgerError) {
         guard let staged = connection.stagedRollupChanges else { return }
         connection.stagedRollupChanges = nil
-        let merged = Rollup.merged(staged)
-        guard !merged.isEmpty else { return }
-        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(RollupChanges.encode(merged))])
+        guard !staged.isEmpty else { return }
+        try connection.run("INSERT INTO ledger_rollup_changes (deltas) VALUES (?)", [.blob(staged)])
     }
 
     /// Adds the oldest `limit` queued changes to the rollups, merged, and deletes them (inside
@@ -230,6 +231,12 @@ extension SQLiteLedger {
     /// Recomputes every rollup from the transactions, read in the table's family order, and
     /// clears the flag migration 14 set (inside the caller's transaction).
     static func rebuildRollups(_ connection: SQLiteConnection) throws(LedgerError) -> RollupRebuild {
+        // Changes staged by earlier jobs of a group commit would be counted twice (their
+        // transactions are read below); dropping them could not be undone by a rollback to
+        // this job's savepoint. A rebuild runs alone (``rebuildRollups()``).
+        if let staged = connection.stagedRollupChanges, !staged.isEmpty {
+            throw LedgerError(.storage, reason: "a rollup rebuild runs in a transaction of its own, not after other writes of a group commit")
+        }
         var renewals: [FamilyKey: RenewalRow] = [:]
         try connection.query("SELECT \(renewalColumns) FROM ledger_renewals") { row throws(LedgerError) in
             let renewal = decodeRenewal(row)
@@ -248,10 +255,8 @@ extension SQLiteLedger {
             family.append(transaction.value)
         }
         if let current { accumulator.add(family: family, renewal: renewals[current]) }
-        // The queued changes — and those the jobs of this group commit staged — are of
-        // transactions the rebuild has just read.
+        // The queued changes are of transactions the rebuild has just read.
         try connection.run("DELETE FROM ledger_rollup_changes")
-        if connection.stagedRollupChanges != nil { connection.stagedRollupChanges = [] }
         try connection.run("DELETE FROM ledger_rollups")
         try connection.run("DELETE FROM ledger_rollup_days")
         try applyRollups(accumulator.rollups, connection)

@@ -235,7 +235,7 @@ extension SQLiteLedger {
             )
         }
         if plan.queuesRollupChanges {
-            try queueRollupChanges(plan.rollupDeltas, connection)
+            if !plan.rollupDeltas.isEmpty { try queueRollupChanges(plan.queuedRollupDeltas, connection) }
         } else {
             try applyRollups(plan.rollupDeltas, connection, daySums: plan.addsRollupDays)
         }

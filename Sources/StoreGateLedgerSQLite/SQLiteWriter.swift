@@ -213,7 +213,9 @@ final class SQLiteWriter: Sendable {
         connection.stagedRollupChanges = []
         defer { connection.stagedRollupChanges = nil }
         for (index, job) in batch.enumerated() {
-            let staged = connection.stagedRollupChanges
+            // What the jobs before staged: a job rolled back takes its bytes back (a count,
+            // not a copy: holding the array would copy it at the job's first append).
+            let staged = connection.stagedRollupChanges?.count ?? 0
             do throws(LedgerError) {
                 try connection.run("SAVEPOINT job")
                 let failed = job.run(connection)
@@ -224,7 +226,7 @@ final class SQLiteWriter: Sendable {
                 }
                 if failed {
                     try connection.run("ROLLBACK TO job")
-                    connection.stagedRollupChanges = staged
+                    connection.stagedRollupChanges?.removeSubrange(staged...)
                 }
                 try connection.run("RELEASE job")
             } catch {

@@ -104,6 +104,13 @@ extension LedgerTests {
                 for code in codes.suffix(changes) { Self.mutate(&after, &newRenewal, code: code, next: &next) }
                 let expected = Self.reference(before, renewal, after, newRenewal)
                 #expect(FamilyRollup.change(from: before, renewal: renewal, to: after, renewal: newRenewal) == expected, "codes \(codes), changes \(changes)")
+                // Told which transactions the write changed (as the planner does), it compares
+                // only those fact by fact, and comes to the same.
+                let changed = after.filter { transaction in before.first { $0.transactionId == transaction.transactionId } != transaction }.map(\.transactionId)
+                #expect(
+                    FamilyRollup.change(from: before, renewal: renewal, to: after, renewal: newRenewal, changed: changed) == expected,
+                    "codes \(codes), changes \(changes), changed \(changed)"
+                )
                 // The transactions' order as loaded does not matter.
                 let rotated = Array(after.suffix(changes) + after.dropLast(changes))
                 #expect(

@@ -68,6 +68,17 @@ extension LedgerTests {
             }
         }
 
+        /// A group commit queues its jobs' encodings back to back in one row.
+        @Test("encodings back to back decode to every list in order")
+        func backToBack() throws {
+            var generator = SplitMix64(seed: 31)
+            for _ in 0..<300 {
+                let lists = (0..<Int.random(in: 1...6, using: &generator)).map { _ in Self.randomRollups(&generator) }
+                let bytes = lists.flatMap(RollupChanges.encode)
+                #expect(try RollupChanges.decode(bytes) == lists.flatMap { $0 })
+            }
+        }
+
         @Test("a batch with many distinct strings round-trips and stores each string once", arguments: [1, 15, 16, 17, 47, 48, 49, 120])
         func manyStrings(distinct: Int) throws {
             var generator = SplitMix64(seed: UInt64(distinct))
@@ -109,6 +120,8 @@ extension LedgerTests {
             }
             for length in 0..<bytes.count { refused(Array(bytes.prefix(length)), "the first \(length) bytes") }
             refused(bytes + [0], "a byte after the end")
+            refused(bytes + [1], "a second encoding cut short")
+            refused(bytes + bytes.dropLast(), "a second encoding without its last byte")
             refused([2] + bytes.dropFirst(), "version 2")
             refused([1, 0, 1] + Array(repeating: 0, count: 10), "a string index with no strings")
             refused([1, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], "a varint beyond 64 bits")

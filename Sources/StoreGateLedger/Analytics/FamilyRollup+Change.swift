@@ -21,11 +21,15 @@ extension FamilyRollup {
     /// A write that changes none of the facts rollups read (a re-observation, an owner,
     /// renewal info with the same verdict) changes nothing: no figures, no statements.
     ///
+    /// - Parameter changed: When known, the ids of the only transactions that may differ
+    ///   between the versions (a write's inserts and updates; every other transaction is the
+    ///   same value on both sides): those are compared fact by fact, the others by id alone.
+    ///   `nil` compares every transaction.
     /// - Precondition: transaction ids are unique within each version (the ledger's key is the
     ///   environment and the transaction id; a family lives in one environment).
     package static func change(
         from before: [RecordedTransaction], renewal oldRenewal: RenewalRow?,
-        to after: [RecordedTransaction], renewal newRenewal: RenewalRow?
+        to after: [RecordedTransaction], renewal newRenewal: RenewalRow?, changed: [String]? = nil
     ) -> [Rollup] {
         // The figures as emitted, summed by key at the end: most writes emit one (a new
         // purchase's revenue), which needs no summing.
@@ -35,6 +39,18 @@ extension FamilyRollup {
         }
         func add(_ key: RollupKey, _ value: RollupValue) {
             emitted.append(Rollup(key: key, value: value))
+        }
+
+        // Whether two versions of a transaction agree on the facts the rollups read: by id alone
+        // for one the write did not change (a renewal of a two-year subscription leaves some 25
+        // transactions as they were, each compared twice below).
+        func same(_ first: UnsafePointer<RecordedTransaction>, _ second: UnsafePointer<RecordedTransaction>) -> Bool {
+            if let changed, first.pointee.transactionId == second.pointee.transactionId,
+                !changed.contains(first.pointee.transactionId)
+            {
+                return true
+            }
+            return sameRollupFacts(first, second)
         }
 
         // Both versions in purchase order, as positions: no transaction is copied (a renewal
@@ -59,7 +75,7 @@ extension FamilyRollup {
                         // In both versions: counted again only when a fact the rollups read changed.
                         next.old += 1
                         next.new += 1
-                        guard !sameRollupFacts(first, second) else { continue }
+                        guard !same(first, second) else { continue }
                         walkTransaction(first.pointee) { subtract($1, $2) }
                         walkTransaction(second.pointee) { add($1, $2) }
                     } else if let first, second.map({ inPurchaseOrder(first.pointee, $0.pointee) }) ?? true {
@@ -86,7 +102,7 @@ extension FamilyRollup {
             after.withUnsafeBufferPointer { new in
                 var common = 0
                 while common < min(oldPeriods.count, newPeriods.count),
-                    sameRollupFacts(old.baseAddress! + oldPeriods[common], new.baseAddress! + newPeriods[common])
+                    same(old.baseAddress! + oldPeriods[common], new.baseAddress! + newPeriods[common])
                 {
                     common += 1
                 }

@@ -12,8 +12,10 @@ import StoreGateCore
 /// The encoding, version 1: the byte `1`; the distinct strings (count, then each as length
 /// and UTF-8 bytes); the rollups (count, then each as the indexes of its measure, environment,
 /// product, group, storefront, currency and offer among the strings, its day, count and
-/// amount). Numbers are LEB128 varints, the signed ones zigzag-coded. Both backends store the
-/// same bytes, so `storegate migrate` copies them as they are.
+/// amount). Numbers are LEB128 varints, the signed ones zigzag-coded. A queued row holds one
+/// or more such encodings back to back: SQLite's group commit queues its jobs' changes, each
+/// encoded where its plan was made, as one row without decoding them, and the fold merges them.
+/// Both backends store the same bytes, so `storegate migrate` copies them as they are.
 package enum RollupChanges {
     static let version: UInt8 = 1
     /// The most queued changes one fold transaction takes when everything is folded (a read,
@@ -24,72 +26,75 @@ package enum RollupChanges {
 
     /// The encoded changes.
     ///
-    /// Runs on the SQLite writer's thread once per group commit (the changes its jobs staged),
-    /// so it hashes nothing while a batch has few distinct strings (a few dozen: measures,
-    /// products, storefronts, currencies, offers): each field first tries the last strings it
-    /// used — sorted rollups share most of them with the ones before — then the batch's
-    /// strings; only a batch with more than ``linearStrings`` distinct strings
-    /// indexes them in a dictionary. The fields are read in place, not gathered per rollup.
+    /// Runs once per write, where its plan is made, on a few changes with a few distinct
+    /// strings (measures, product, group, storefront, currency, offer), so it allocates little
+    /// and hashes nothing while there are at most ``linearStrings`` distinct strings: a first
+    /// pass finds the strings, each field trying the string it used last (sorted rollups share
+    /// most of them with the one before), then the others one by one; a second writes the
+    /// table and the rollups straight into the result. Past ``linearStrings`` strings, a
+    /// dictionary indexes them.
     package static func encode(_ rollups: [Rollup]) -> [UInt8] {
-        var strings: [String] = []
-        var indexes: [String: Int]?
-        var body: [UInt8] = []
-        body.reserveCapacity(rollups.count * 16)
-        // Per field, up to `recent` positions in `strings` it has used (the oldest replaced).
-        let recent = 16
-        var used = [[Int]](repeating: [], count: 7)
-        var replaced = [Int](repeating: 0, count: 7)
-        func index(_ string: String, field: Int) -> UInt64 {
-            for position in used[field] where strings[position] == string { return UInt64(position) }
+        var table = StringTable()
+        for rollup in rollups { rollup.key.forEachString { _ = table.add($1, field: $0) } }
+        var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(table.utf8Count + table.strings.count * 2 + rollups.count * 16 + 8)
+        appendVarint(UInt64(table.strings.count), to: &bytes)
+        for string in table.strings {
+            appendVarint(UInt64(string.utf8.count), to: &bytes)
+            bytes.append(contentsOf: string.utf8)
+        }
+        appendVarint(UInt64(rollups.count), to: &bytes)
+        for rollup in rollups {
+            rollup.key.forEachString { appendVarint(UInt64(table.add($1, field: $0)), to: &bytes) }
+            appendSigned(rollup.key.day, to: &bytes)
+            appendSigned(rollup.value.count, to: &bytes)
+            appendSigned(rollup.value.amount, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// The distinct strings of some changes, in first-use order.
+    private struct StringTable {
+        private(set) var strings: [String] = []
+        private(set) var utf8Count = 0
+        private var indexes: [String: Int]?
+        /// Per field, the position of the string it used last (−1: none yet).
+        private var last = [Int](repeating: -1, count: RollupKey.stringFields)
+
+        /// The position of `string`, added when new.
+        mutating func add(_ string: String, field: Int) -> Int {
+            let previous = last[field]
+            if previous >= 0, strings[previous] == string { return previous }
             let found: Int
-            if let known = indexes?[string] ?? (indexes == nil ? strings.firstIndex(of: string) : nil) {
+            if let known = indexes.map({ $0[string] }) ?? strings.firstIndex(of: string) {
                 found = known
             } else {
                 found = strings.count
                 strings.append(string)
+                utf8Count += string.utf8.count
                 indexes?[string] = found
                 if indexes == nil, strings.count > linearStrings {
                     indexes = Dictionary(uniqueKeysWithValues: zip(strings, strings.indices))
                 }
             }
-            if used[field].count < recent {
-                used[field].append(found)
-            } else {
-                used[field][replaced[field]] = found
-                replaced[field] = (replaced[field] + 1) % recent
-            }
-            return UInt64(found)
+            last[field] = found
+            return found
         }
-        appendVarint(UInt64(rollups.count), to: &body)
-        for position in rollups.indices {
-            appendVarint(index(rollups[position].key.measure.rawValue, field: 0), to: &body)
-            appendVarint(index(rollups[position].key.environment.rawValue, field: 1), to: &body)
-            appendVarint(index(rollups[position].key.productId, field: 2), to: &body)
-            appendVarint(index(rollups[position].key.subscriptionGroup, field: 3), to: &body)
-            appendVarint(index(rollups[position].key.storefront, field: 4), to: &body)
-            appendVarint(index(rollups[position].key.currency, field: 5), to: &body)
-            appendVarint(index(rollups[position].key.offer, field: 6), to: &body)
-            appendSigned(rollups[position].key.day, to: &body)
-            appendSigned(rollups[position].value.count, to: &body)
-            appendSigned(rollups[position].value.amount, to: &body)
-        }
-        var bytes: [UInt8] = [version]
-        bytes.reserveCapacity(body.count + strings.count * 12 + 4)
-        appendVarint(UInt64(strings.count), to: &bytes)
-        for string in strings {
-            appendVarint(UInt64(string.utf8.count), to: &bytes)
-            bytes.append(contentsOf: string.utf8)
-        }
-        bytes.append(contentsOf: body)
-        return bytes
     }
 
-    /// The changes `bytes` encode.
+    /// The changes `bytes` encode: one encoding or several back to back, in order.
     ///
-    /// - Throws: ``LedgerError/Code/storage`` when the bytes are not a version-1 encoding (a
+    /// - Throws: ``LedgerError/Code/storage`` when the bytes are not version-1 encodings (a
     ///   damaged row is refused whole, never folded in part).
     package static func decode(_ bytes: [UInt8]) throws(LedgerError) -> [Rollup] {
         var reader = Reader(bytes: bytes)
+        var rollups: [Rollup] = []
+        repeat { try decode(&reader, into: &rollups) } while !reader.isAtEnd
+        return rollups
+    }
+
+    /// Decodes one encoding from `reader` onto `rollups`.
+    private static func decode(_ reader: inout Reader, into rollups: inout [Rollup]) throws(LedgerError) {
         guard try reader.byte() == version else { throw damaged("an unknown version") }
         let stringCount = try reader.count()
         var strings: [String] = []
@@ -105,8 +110,7 @@ package enum RollupChanges {
             return strings[Int(index)]
         }
         let rollupCount = try reader.count()
-        var rollups: [Rollup] = []
-        rollups.reserveCapacity(rollupCount)
+        rollups.reserveCapacity(rollups.count + rollupCount)
         for _ in 0..<rollupCount {
             let measureName = try string()
             guard let measure = RollupMeasure(rawValue: measureName) else { throw damaged("an unknown measure") }
@@ -121,8 +125,6 @@ package enum RollupChanges {
                 value: RollupValue(count: count, amount: amount)
             ))
         }
-        guard reader.isAtEnd else { throw damaged("bytes after the last change") }
-        return rollups
     }
 
     private static func damaged(_ what: String) -> LedgerError {
@@ -183,5 +185,23 @@ package enum RollupChanges {
             defer { offset += count }
             return bytes[offset..<offset + count]
         }
+    }
+}
+
+extension RollupKey {
+    /// How many string fields ``forEachString(_:)`` visits.
+    static let stringFields = 7
+
+    /// Calls `body` with each string field's position and value, in the encoding's order:
+    /// measure, environment, product, group, storefront, currency, offer.
+    @inline(__always)
+    func forEachString(_ body: (Int, String) -> Void) {
+        body(0, measure.rawValue)
+        body(1, environment.rawValue)
+        body(2, productId)
+        body(3, subscriptionGroup)
+        body(4, storefront)
+        body(5, currency)
+        body(6, offer)
     }
 }

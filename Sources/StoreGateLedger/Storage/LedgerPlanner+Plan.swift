@@ -93,11 +93,13 @@ extension LedgerPlanner {
 
 extension LedgerPlanner {
     /// Sets the plan's rollup changes (``rollupDeltas(state:transactions:plan:)``) and whether
-    /// the write queues them (``LedgerConfiguration/queuesRollupChanges``).
+    /// the write queues them (``LedgerConfiguration/queuesRollupChanges``), then encoded
+    /// (``LedgerWritePlan/encodeRollupDeltas()``).
     func addRollupDeltas(to plan: inout LedgerWritePlan, state: PlanningState, transactions: [TransactionKey: TransactionRow]) {
         plan.rollupDeltas = rollupDeltas(state: state, transactions: transactions, plan: plan)
         plan.queuesRollupChanges = configuration.queuesRollupChanges
         plan.addsRollupDays = configuration.addsRollupDays
+        if plan.queuesRollupChanges, !plan.rollupDeltas.isEmpty { plan.encodeRollupDeltas() }
     }
 
     /// The rollup changes of a plan: for each family whose transactions or renewal info it
@@ -126,7 +128,12 @@ extension LedgerPlanner {
             for renewal in plan.renewals where renewal.key == key {
                 if newRenewal.map({ renewal.supersedes($0) }) ?? true { newRenewal = renewal }
             }
-            return FamilyRollup.change(from: before, renewal: oldRenewal, to: after, renewal: newRenewal)
+            // The transactions the plan writes are the only ones that differ (the working view
+            // changes through `PlanBuilder.store(_:replacing:)` alone, which records each).
+            var changed: [String] = []
+            for row in plan.transactionInserts where row.familyKey == key { changed.append(row.value.transactionId) }
+            for row in plan.transactionUpdates where row.familyKey == key { changed.append(row.value.transactionId) }
+            return FamilyRollup.change(from: before, renewal: oldRenewal, to: after, renewal: newRenewal, changed: changed)
         }
         if touched.count == 1, let key = touched.first {
             // Most writes touch one family: its rows picked by comparing keys, none hashed;

@@ -46,7 +46,12 @@ package struct LedgerWritePlan: Sendable {
     package var balanceDeltas: [BalanceDelta] = []
     /// Add to the daily analytics rollups (never zero deltas, sorted by key): the touched
     /// families' new contributions less their old ones (``FamilyRollup``).
-    package var rollupDeltas: [Rollup] = []
+    package var rollupDeltas: [Rollup] = [] { didSet { encodedRollupDeltas = nil } }
+    /// ``rollupDeltas`` encoded for the queue (`RollupChanges.encode(_:)`), by the planner
+    /// when the write queues them (``encodeRollupDeltas()``): where the plan is made — on
+    /// SQLite, before it reaches the writer's thread when it was planned ahead — so the writer
+    /// only appends bytes. `nil` until then; any change to ``rollupDeltas`` clears it.
+    package private(set) var encodedRollupDeltas: [UInt8]?
     /// Whether the write queues ``rollupDeltas`` for a fold (schema 17, `RollupChanges`)
     /// rather than adding them to the rollups itself.
     package var queuesRollupChanges = true
@@ -56,6 +61,14 @@ package struct LedgerWritePlan: Sendable {
     /// Append to the outbox, in this order, in the same transaction (``EventPlanner``).
     /// Consumable events get their balance from the stored counters after the deltas.
     package var events: [LedgerEvent] = []
+
+    /// The queued form of ``rollupDeltas``: the bytes encoded with the plan, or encoded now.
+    package var queuedRollupDeltas: [UInt8] { encodedRollupDeltas ?? RollupChanges.encode(rollupDeltas) }
+
+    /// Encodes ``rollupDeltas`` for the queue now (``encodedRollupDeltas``).
+    package mutating func encodeRollupDeltas() {
+        encodedRollupDeltas = RollupChanges.encode(rollupDeltas)
+    }
 
     package init(proof: ProofRow? = nil, notification: NotificationRow? = nil) {
         self.proof = proof
