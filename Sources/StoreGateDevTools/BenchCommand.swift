@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import StoreGateLedger
+import StoreGateEvents
 
 /// `storegate-dev bench [SUITE…]`: measure StoreGate on this machine (use a release build).
 struct BenchCommand: AsyncParsableCommand {
@@ -109,6 +110,12 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var rollupsOnly = false
 
+    @Option(
+        name: .customLong("fold-every"),
+        help: "write-costs: seconds between the background folds (default: the service's, RollupFoldService.defaultInterval)."
+    )
+    var foldEvery: Double?
+
     @Flag(name: .customLong("normal-path"), help: "scale: build the ledgers through the normal path (16 writers) instead of the bulk path, to compare.")
     var normalPath = false
 
@@ -134,7 +141,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await WriteCostBenchmark.run(WriteCostBenchmark.Settings(
                     transactions: transactions ?? 100_000, rounds: rounds ?? 3, writers: writers, backends: backend,
                     postgresURL: postgresURL, postgresConnections: postgresConnections, proofBytes: proofBytes,
-                    rollupsOnly: rollupsOnly
+                    rollupsOnly: rollupsOnly, foldInterval: foldEvery.map { .milliseconds(Int64($0 * 1000)) } ?? RollupFoldService.defaultInterval
                 ))
             case "scale":
                 try await ScaleBenchmark.run(ScaleBenchmark.Settings(

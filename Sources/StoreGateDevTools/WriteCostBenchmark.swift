@@ -38,6 +38,8 @@ enum WriteCostBenchmark {
         var proofBytes: Int
         /// Only ``Variant/everything`` and ``Variant/withoutRollups`` (`--rollups-only`).
         var rollupsOnly = false
+        /// Between the background folds (`--fold-every`; the service's by default).
+        var foldInterval = RollupFoldService.defaultInterval
     }
 
     /// What a run leaves out.
@@ -164,7 +166,7 @@ enum WriteCostBenchmark {
             // The folder, as `storegate serve`'s (``RollupFoldService``, every second, beside
             // the writes): it folds what the ledger recording at that moment has queued.
             let folder = BackgroundFolder()
-            let folding = Task { await folder.run(every: RollupFoldService.defaultInterval) }
+            let folding = Task { await folder.run(every: settings.foldInterval) }
             for slice in 0..<slices {
                 var times: [Variant: Double] = [:]
                 defer { sliceTimes.append(times) }
