@@ -32,8 +32,12 @@ struct ChildProcess {
     }
 
     /// What the child printed so far.
+    ///
+    /// Decoded leniently (a byte that is not UTF-8 becomes U+FFFD), so what the child printed
+    /// is never lost to the check of its encoding; a file that cannot be read says so.
     func output() -> String {
-        (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard let data = FileManager.default.contents(atPath: outputPath) else { return "(no output file at \(outputPath))" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The complete lines printed so far (a line cut by a kill is not counted).
