@@ -463,7 +463,7 @@ public final class PostgresLedger: Ledger {
                 guard mapped.isRetryable, attempt < 6, !Task.isCancelled else { throw mapped }
                 logger.debug("retrying a PostgreSQL transaction", metadata: ["attempt": "\(attempt)", "error": "\(mapped.reason)"])
                 do {
-                    try await Task.sleep(for: Self.retryPause(attempt: attempt))
+                    try await Task.sleep(for: Self.retryBackoff.delay(afterFailures: attempt))
                 } catch {
                     throw mapped
                 }
@@ -471,13 +471,11 @@ public final class PostgresLedger: Ledger {
         }
     }
 
-    /// The pause before retry `attempt` (from 1): a random share of `attempt`² × 2 ms. Two
+    /// The pause before each retry: a random share (full jitter) of 2, 4, 8, 16 and 32 ms. Two
     /// writers that refused each other (a family both changed) and waited the same fixed
     /// pause met again at their retries, in step, until one ran out of attempts; a random
-    /// pause sets them apart. At most 2, 8, 18, 32 and 50 ms.
-    static func retryPause(attempt: Int) -> Duration {
-        .microseconds(Int.random(in: 0...(attempt * attempt * 2_000)))
-    }
+    /// pause sets them apart.
+    static let retryBackoff = Backoff(first: .milliseconds(2), maximum: .milliseconds(32), jitter: 1)
 
     /// Maps any error to a ``LedgerError``: server errors by SQLSTATE (never including bound
     /// values), connection failures as retryable.
